@@ -1,0 +1,66 @@
+# The README's two commands, and the builds CI runs. Each target configures its own build
+# folder with CMake; run `make help` for the list.
+
+PREFIX ?= $(if $(filter 0,$(shell id -u)),/usr/local,$(HOME)/.local)
+JOBS ?= $(shell nproc)
+CMAKE ?= cmake
+GEN := $(if $(shell command -v ninja),-G Ninja,)
+
+.PHONY: help deps test-deps demo install test asan-test fuzz bench clean
+
+help:
+	@echo "make demo       build, install 'patchfeed' to $(PREFIX)/bin, run 'patchfeed demo'"
+	@echo "make test       build with tests and Python bindings, run ctest and pytest"
+	@echo "make asan-test  the codec tests under AddressSanitizer + UBSan"
+	@echo "make fuzz       build the libFuzzer target with clang and run it for FUZZ_SECONDS"
+	@echo "make bench      build Google Benchmark binaries and run the codec comparison"
+
+deps:
+	tools/install_deps.sh
+
+test-deps:
+	tools/install_deps.sh --with-tests
+
+install: deps
+	$(CMAKE) -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF
+	$(CMAKE) --build build/release -j $(JOBS)
+	$(CMAKE) --install build/release --prefix $(PREFIX)
+
+demo: install
+	PATH="$(PREFIX)/bin:$$PATH" patchfeed demo
+
+test: test-deps
+	$(CMAKE) -S . -B build/test $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=ON \
+	  -DPATCHFEED_BUILD_PYTHON=ON -DPATCHFEED_WERROR=ON
+	$(CMAKE) --build build/test -j $(JOBS)
+	$(CMAKE) --install build/test --prefix $(PREFIX)
+	tests/check_layering.sh
+	cd build/test && ctest --output-on-failure -j $(JOBS)
+	PATCHFEED_BUILD_DIR=$(CURDIR)/build/test PATCHFEED_CLI=$(CURDIR)/build/test/cli/patchfeed \
+	  python3 -m pytest -q tests/python
+
+asan-test: test-deps
+	$(CMAKE) -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
+	  -DPATCHFEED_SANITIZE="address;undefined"
+	$(CMAKE) --build build/asan -j $(JOBS)
+	cd build/asan && ctest --output-on-failure -j $(JOBS)
+
+FUZZ_SECONDS ?= 60
+fuzz: test-deps
+	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
+	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer
+	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
+	  cp tests/codec/testdata/golden/*.chunk build/fuzz/corpus/
+	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -print_final_stats=1 build/fuzz/corpus
+
+bench: test-deps
+	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \
+	  -DPATCHFEED_BUILD_BENCHMARKS=ON -DPATCHFEED_BUILD_PYTHON=ON
+	$(CMAKE) --build build/bench -j $(JOBS)
+	build/bench/bench/micro/patchfeed_codec_bench --benchmark_min_time=0.2
+	PYTHONPATH=build/bench/python python3 bench/e2e/codec_vs_blosc2.py
+
+clean:
+	rm -rf build

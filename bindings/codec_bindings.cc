@@ -1,0 +1,126 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// Chunk-level codec calls for Python: compress, decompress, chunk_info. Buffers come in
+// through the buffer protocol without a copy; the GIL is released while C++ works.
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/status_to_exception.h"
+#include "codec/block_decoder.h"
+#include "codec/chunk_encoder.h"
+
+namespace py = pybind11;
+
+namespace patchfeed::internal_python {
+namespace {
+
+std::span<const std::byte> BytesOf(const py::buffer_info& info) {
+  return {static_cast<const std::byte*>(info.ptr),
+          static_cast<size_t>(info.size * info.itemsize)};
+}
+
+template <typename T>
+T ValueOrThrow(Result<T> r) {
+  ThrowIfError(r.status());
+  return std::move(r).value();
+}
+
+codec::SplitMode SplitModeOf(const std::string& s) {
+  if (s == "auto") return codec::SplitMode::kAuto;
+  if (s == "always") return codec::SplitMode::kAlways;
+  if (s == "never") return codec::SplitMode::kNever;
+  if (s == "forward_compat") return codec::SplitMode::kForwardCompat;
+  throw py::value_error("unknown splitmode '" + s + "'");
+}
+
+py::bytes Decompress(const py::buffer& data) {
+  const py::buffer_info info = data.request();
+  const auto chunk = BytesOf(info);
+  const codec::ChunkSizes sizes = ValueOrThrow(codec::ReadChunkSizes(chunk));
+  // Decode straight into the bytes object we return: no second copy.
+  py::bytes out(nullptr, static_cast<size_t>(sizes.nbytes));
+  auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
+  Status st;
+  {
+    py::gil_scoped_release release;
+    codec::BlockDecoder decoder;
+    st = decoder.DecodeChunk(chunk, std::span(dst, static_cast<size_t>(sizes.nbytes)));
+  }
+  ThrowIfError(st);
+  return out;
+}
+
+py::bytes Compress(const py::buffer& data, int typesize, const std::string& codec_name,
+                   int clevel, const std::vector<std::string>& filters,
+                   const std::vector<int>& filters_meta, const std::string& splitmode,
+                   int blocksize, bool blosc1, bool use_dict) {
+  codec::EncodeOptions o;
+  o.typesize = typesize;
+  o.codec = ValueOrThrow(codec::ParseCodecName(codec_name));
+  o.clevel = clevel;
+  if (filters.size() > codec::kMaxFilters || filters_meta.size() > codec::kMaxFilters) {
+    throw py::value_error("at most 6 filters");
+  }
+  for (size_t i = 0; i < filters.size(); ++i) {
+    o.filters[i] = ValueOrThrow(codec::ParseFilterName(filters[i]));
+  }
+  for (size_t i = 0; i < filters_meta.size(); ++i) {
+    o.filters_meta[i] = static_cast<uint8_t>(filters_meta[i]);
+  }
+  o.splitmode = SplitModeOf(splitmode);
+  o.blocksize = blocksize;
+  o.blosc1 = blosc1;
+  o.use_dict = use_dict;
+  const py::buffer_info info = data.request();
+  const auto src = BytesOf(info);
+  Result<std::vector<std::byte>> chunk = InternalError("not run");
+  {
+    py::gil_scoped_release release;
+    chunk = codec::CompressChunk(o, src);
+  }
+  const auto out = ValueOrThrow(std::move(chunk));
+  return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+}
+
+py::dict ChunkInfo(const py::buffer& data) {
+  const py::buffer_info info = data.request();
+  const codec::ChunkHeader h = ValueOrThrow(codec::ParseChunkHeader(BytesOf(info)));
+  py::dict d;
+  d["version"] = h.version;
+  d["flags"] = h.flags;
+  d["typesize"] = h.typesize;
+  d["nbytes"] = h.nbytes;
+  d["cbytes"] = h.cbytes;
+  d["blocksize"] = h.blocksize;
+  d["nblocks"] = h.nblocks;
+  d["header_size"] = h.header_size;
+  d["compcode"] = h.compcode;
+  d["filters"] = std::vector<int>(h.filters.begin(), h.filters.end());
+  d["filters_meta"] = std::vector<int>(h.filters_meta.begin(), h.filters_meta.end());
+  d["memcpyed"] = h.memcpyed;
+  d["special"] = static_cast<int>(h.special);
+  d["has_dict"] = h.has_dict;
+  d["split"] = h.nblocks > 0 && h.block_nstreams(0) > 1;
+  return d;
+}
+
+}  // namespace
+
+void RegisterCodec(py::module_& m) {
+  m.def("decompress", &Decompress, py::arg("chunk"),
+        "Decodes one Blosc1 or Blosc2 chunk and returns its bytes.");
+  m.def("compress", &Compress, py::arg("data"), py::kw_only(), py::arg("typesize") = 1,
+        py::arg("codec") = "lz4", py::arg("clevel") = 5,
+        py::arg("filters") = std::vector<std::string>{"shuffle"},
+        py::arg("filters_meta") = std::vector<int>{}, py::arg("splitmode") = "auto",
+        py::arg("blocksize") = 0, py::arg("blosc1") = false, py::arg("use_dict") = false,
+        "Encodes `data` as one Blosc2 chunk (Blosc1 with blosc1=True).");
+  m.def("chunk_info", &ChunkInfo, py::arg("chunk"),
+        "Parses and validates a chunk header; returns its fields as a dict.");
+}
+
+}  // namespace patchfeed::internal_python

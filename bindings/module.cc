@@ -1,0 +1,16 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// PYBIND11_MODULE for patchfeed._core: each bound area registers itself from its own file.
+
+#include <pybind11/pybind11.h>
+
+#include "bindings/status_to_exception.h"
+
+namespace patchfeed::internal_python {
+void RegisterCodec(pybind11::module_& m);
+}  // namespace patchfeed::internal_python
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "patchfeed's C++ core (use the patchfeed package, not this module)";
+  patchfeed::internal_python::RegisterExceptions(m);
+  patchfeed::internal_python::RegisterCodec(m);
+}

@@ -1,0 +1,25 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CLI_COMMANDS_H_
+#define PATCHFEED_CLI_COMMANDS_H_
+
+/// \file
+/// The `patchfeed` subcommands. Each takes the arguments after its name and returns a Status;
+/// main() prints errors to stderr and turns them into the exit code.
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace patchfeed::cli {
+
+/// `patchfeed compress IN OUT --typesize N --codec C --clevel L --filter F [--blosc1] ...`
+Status RunCompress(const std::vector<std::string>& args);
+/// `patchfeed decompress IN OUT`
+Status RunDecompress(const std::vector<std::string>& args);
+/// `patchfeed demo [--mb N]`: encodes and decodes generated data, prints throughput.
+Status RunDemo(const std::vector<std::string>& args);
+
+}  // namespace patchfeed::cli
+
+#endif  // PATCHFEED_CLI_COMMANDS_H_

@@ -1,0 +1,279 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "codec/block_decoder.h"
+
+#include <cstring>
+#include <string>
+
+#include "codec/bitshuffle.h"
+#include "codec/filters.h"
+#include "codec/shuffle.h"
+#include "common/byte_order.h"
+
+namespace patchfeed::codec {
+namespace {
+
+std::string BlockContext(int32_t index) { return "block " + std::to_string(index); }
+
+// One step of the backward filter pipeline. Shuffles move data between buffers; the rest work
+// in place.
+struct FilterStep {
+  Filter filter;
+  int32_t param;  // shuffle group size, bytedelta stream count
+};
+
+// The filters to undo for a block of `size` bytes, last applied first. No-ops are dropped here
+// so the hot loop never runs them: a byte shuffle of 1-byte groups, TRUNC_PREC (lossy, nothing
+// to undo), and a Blosc1 bitshuffle of a block whose element count is not a multiple of 8
+// (c-blosc 1.x left those blocks untransformed).
+int PlanBackward(const ChunkHeader& h, size_t size, FilterStep (&steps)[kMaxFilters],
+                 int* out_of_place) {
+  int n = 0;
+  *out_of_place = 0;
+  for (int slot = kMaxFilters - 1; slot >= 0; --slot) {
+    const auto id = static_cast<Filter>(h.filters[static_cast<size_t>(slot)]);
+    const int32_t meta = h.filters_meta[static_cast<size_t>(slot)];
+    switch (id) {
+      case Filter::kShuffle: {
+        const int32_t group = (meta != 0 && !h.is_blosc1_format()) ? meta : h.typesize;
+        if (group <= 1) break;
+        steps[n++] = {id, group};
+        ++*out_of_place;
+        break;
+      }
+      case Filter::kBitShuffle: {
+        const size_t elements = size / static_cast<size_t>(h.typesize);
+        if (h.is_blosc1_format() && (elements == 0 || elements % 8 != 0)) break;
+        steps[n++] = {id, h.typesize};
+        ++*out_of_place;
+        break;
+      }
+      case Filter::kDelta:
+        steps[n++] = {id, h.typesize};
+        break;
+      case Filter::kByteDelta:
+        steps[n++] = {id, meta != 0 ? meta : h.typesize};
+        break;
+      case Filter::kNone:
+      case Filter::kTruncPrec:
+        break;
+    }
+  }
+  return n;
+}
+
+void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t offset,
+                 std::byte* dst, size_t size) {
+  switch (h.special) {
+    case SpecialValue::kNaN:
+      if (h.typesize == 4) {
+        for (size_t i = 0; i + 4 <= size; i += 4) StoreLE<uint32_t>(dst + i, 0x7FC00000u);
+      } else {
+        for (size_t i = 0; i + 8 <= size; i += 8) {
+          StoreLE<uint64_t>(dst + i, 0x7FF8000000000000ull);
+        }
+      }
+      return;
+    case SpecialValue::kRepeat: {
+      const std::byte* value = chunk.data() + kBlosc2HeaderSize;
+      const size_t vsize = static_cast<size_t>(h.cbytes - kBlosc2HeaderSize);
+      // Start at the right phase of the value: a block need not begin on a value boundary.
+      size_t phase = offset % vsize;
+      size_t done = 0;
+      while (done < size) {
+        const size_t n = std::min(vsize - phase, size - done);
+        std::memcpy(dst + done, value + phase, n);
+        done += n;
+        phase = 0;
+      }
+      return;
+    }
+    case SpecialValue::kZeros:
+    case SpecialValue::kUninit:  // undefined in c-blosc2; zeros keep reads deterministic
+    case SpecialValue::kNone:
+      std::memset(dst, 0, size);
+      return;
+  }
+}
+
+}  // namespace
+
+std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
+  if (buf.size() < size) buf.resize(size);
+  return buf.data();
+}
+
+Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
+                                   int32_t index, std::byte* dst, size_t size) {
+  const std::byte* base = chunk.data();
+  const int64_t cbytes = h.cbytes;
+  int64_t data_start = int64_t{h.header_size} + int64_t{4} * h.nblocks;
+  std::span<const std::byte> dict;
+  if (h.has_dict) {
+    const int32_t dsize = LoadLE<int32_t>(base + data_start);  // bounded by ParseChunkHeader
+    dict = chunk.subspan(static_cast<size_t>(data_start + 4), static_cast<size_t>(dsize));
+    data_start += 4 + dsize;
+  }
+  int64_t pos = LoadLE<int32_t>(base + h.header_size + 4 * index);
+  if (pos < data_start || pos >= cbytes) {
+    return DataLossError("offset " + std::to_string(pos) + " is outside the chunk's data [" +
+                         std::to_string(data_start) + ", " + std::to_string(cbytes) + ")");
+  }
+  const int32_t nstreams = h.block_nstreams(index);
+  const size_t ne = size / static_cast<size_t>(nstreams);
+  if (ne == 0) return DataLossError("block is smaller than its stream count");
+  for (int32_t s = 0; s < nstreams; ++s) {
+    std::byte* out = dst + static_cast<size_t>(s) * ne;
+    if (pos + 4 > cbytes) {
+      return DataLossError("stream " + std::to_string(s) + ": size word runs past the chunk end");
+    }
+    const int32_t csize = LoadLE<int32_t>(base + pos);
+    pos += 4;
+    if (csize == 0) {  // a run of zeros
+      std::memset(out, 0, ne);
+      continue;
+    }
+    if (csize < 0) {  // a run of one non-zero byte, announced by a token
+      if (pos + 1 > cbytes) return DataLossError("stream " + std::to_string(s) + ": no token");
+      const auto token = static_cast<uint8_t>(base[pos]);
+      pos += 1;
+      if ((token & 0x1) == 0 || csize < -255) {
+        return DataLossError("stream " + std::to_string(s) + ": invalid run token " +
+                             std::to_string(token) + " with size " + std::to_string(csize));
+      }
+      std::memset(out, -csize, ne);
+      continue;
+    }
+    if (static_cast<size_t>(csize) > ne || pos + csize > cbytes) {
+      return DataLossError("stream " + std::to_string(s) + ": " + std::to_string(csize) +
+                           " compressed bytes exceed the stream's " + std::to_string(ne) +
+                           " bytes or the chunk end");
+    }
+    const auto src = chunk.subspan(static_cast<size_t>(pos), static_cast<size_t>(csize));
+    pos += csize;
+    if (static_cast<size_t>(csize) == ne) {  // stored raw: the codec could not shrink it
+      std::memcpy(out, src.data(), ne);
+      continue;
+    }
+    Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
+    if (!st.ok()) [[unlikely]] return st.WithContext("stream " + std::to_string(s));
+  }
+  return Status::Ok();
+}
+
+Status BlockDecoder::DecodeBlockWithRef(std::span<const std::byte> chunk, const ChunkHeader& h,
+                                        int32_t index, std::span<std::byte> out,
+                                        const std::byte* block0) {
+  const size_t size = out.size();
+  if (h.special != SpecialValue::kNone) {
+    FillSpecial(h, chunk, static_cast<size_t>(index) * static_cast<size_t>(h.blocksize),
+                out.data(), size);
+    return Status::Ok();
+  }
+  if (h.memcpyed) {
+    std::memcpy(out.data(),
+                chunk.data() + h.header_size + static_cast<size_t>(index) * h.blocksize, size);
+    return Status::Ok();
+  }
+
+  FilterStep steps[kMaxFilters];
+  int out_of_place = 0;
+  const int nsteps = PlanBackward(h, size, steps, &out_of_place);
+  // Decode where the shuffles' ping-pong between scratch and `out` ends in `out`: straight
+  // into `out` when no shuffle is left to undo.
+  std::byte* cur = out_of_place % 2 == 1 ? Scratch(scratch_, size) : out.data();
+  PATCHFEED_RETURN_IF_ERROR(DecodeStreams(chunk, h, index, cur, size));
+  for (int i = 0; i < nsteps; ++i) {
+    const FilterStep& step = steps[i];
+    switch (step.filter) {
+      case Filter::kShuffle:
+      case Filter::kBitShuffle: {
+        std::byte* next = cur == out.data() ? Scratch(scratch_, size) : out.data();
+        if (step.filter == Filter::kShuffle) {
+          Unshuffle(step.param, cur, next, size);
+        } else {
+          BitUnshuffle(step.param, cur, next, size);
+        }
+        cur = next;
+        break;
+      }
+      case Filter::kDelta:
+        DeltaDecode(step.param, index == 0 ? nullptr : block0, cur, size);
+        break;
+      case Filter::kByteDelta:
+        ByteDeltaDecode(step.param, cur, size);
+        break;
+      case Filter::kNone:
+      case Filter::kTruncPrec:
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHeader& h,
+                                 int32_t index, std::span<std::byte> out) {
+  if (index < 0 || index >= h.nblocks) {
+    return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
+                                std::to_string(h.nblocks) + ")");
+  }
+  if (out.size() != static_cast<size_t>(h.block_nbytes(index))) {
+    return InvalidArgumentError("output of " + std::to_string(out.size()) + " bytes for " +
+                                BlockContext(index) + " of " +
+                                std::to_string(h.block_nbytes(index)) + " bytes");
+  }
+  const std::byte* block0 = nullptr;
+  if (index > 0 && h.is_regular()) {
+    bool has_delta = false;
+    for (uint8_t f : h.filters) has_delta |= f == static_cast<uint8_t>(Filter::kDelta);
+    if (has_delta) {
+      const size_t b0 = static_cast<size_t>(h.block_nbytes(0));
+      std::byte* ref = Scratch(block0_, b0);
+      Status st = DecodeBlockWithRef(chunk, h, 0, std::span<std::byte>(ref, b0), nullptr);
+      if (!st.ok()) return st.WithContext(BlockContext(0) + " (DELTA reference)");
+      block0 = ref;
+    }
+  }
+  Status st = DecodeBlockWithRef(chunk, h, index, out, block0);
+  if (!st.ok()) [[unlikely]] return st.WithContext(BlockContext(index));
+  return st;
+}
+
+Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std::byte> out) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
+  if (out.size() < static_cast<size_t>(h.nbytes)) {
+    return InvalidArgumentError("output of " + std::to_string(out.size()) +
+                                " bytes is smaller than the chunk's " +
+                                std::to_string(h.nbytes));
+  }
+  if (h.memcpyed && h.special == SpecialValue::kNone) {
+    std::memcpy(out.data(), chunk.data() + h.header_size, static_cast<size_t>(h.nbytes));
+    return Status::Ok();
+  }
+  if (h.special != SpecialValue::kNone) {
+    FillSpecial(h, chunk, 0, out.data(), static_cast<size_t>(h.nbytes));
+    return Status::Ok();
+  }
+  // Block 0 first: it is the DELTA reference of every other block.
+  const std::byte* block0 = out.data();
+  for (int32_t b = 0; b < h.nblocks; ++b) {
+    const size_t offset = static_cast<size_t>(b) * static_cast<size_t>(h.blocksize);
+    const auto dst = out.subspan(offset, static_cast<size_t>(h.block_nbytes(b)));
+    Status st = DecodeBlockWithRef(chunk, h, b, dst, block0);
+    if (!st.ok()) [[unlikely]] return st.WithContext(BlockContext(b));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ChunkSizes sizes, ReadChunkSizes(chunk));
+  if (static_cast<size_t>(sizes.cbytes) > chunk.size()) {
+    return DataLossError("chunk is truncated: the header says " + std::to_string(sizes.cbytes) +
+                         " bytes, only " + std::to_string(chunk.size()) + " are there");
+  }
+  std::vector<std::byte> out(static_cast<size_t>(sizes.nbytes));
+  BlockDecoder decoder;
+  PATCHFEED_RETURN_IF_ERROR(decoder.DecodeChunk(chunk, out));
+  return out;
+}
+
+}  // namespace patchfeed::codec

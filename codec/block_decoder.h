@@ -1,0 +1,66 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_BLOCK_DECODER_H_
+#define PATCHFEED_CODEC_BLOCK_DECODER_H_
+
+/// \file
+/// Decodes Blosc1/Blosc2 chunks, whole or one block at a time, into caller-owned memory.
+///
+/// A BlockDecoder holds scratch space and codec contexts, so it is not thread-safe: keep one
+/// per worker and reuse it; allocating per call is the cost we avoid. Scratch grows to the
+/// largest block seen and stays.
+///
+/// Example:
+///   BlockDecoder decoder;
+///   PATCHFEED_ASSIGN_OR_RETURN(ChunkHeader header, ParseChunkHeader(chunk));
+///   for (int32_t b : blocks_the_patch_touches)
+///     PATCHFEED_RETURN_IF_ERROR(decoder.DecodeBlock(chunk, header, b, dst_for(b)));
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "codec/chunk_format.h"
+#include "codec/stream_codecs.h"
+#include "common/result.h"
+
+namespace patchfeed::codec {
+
+class BlockDecoder {
+ public:
+  BlockDecoder() = default;
+  BlockDecoder(BlockDecoder&&) noexcept = default;
+  BlockDecoder& operator=(BlockDecoder&&) noexcept = default;
+
+  /// Decodes the whole `chunk` into `out`, which must hold at least the chunk's nbytes.
+  /// Returns kDataLoss naming the block and stream when the chunk is corrupt, kUnimplemented
+  /// for features patchfeed does not decode; never reads or writes out of bounds.
+  Status DecodeChunk(std::span<const std::byte> chunk, std::span<std::byte> out);
+
+  /// Decodes block `index` of `chunk` into `out`, which may be pinned memory or a slice of the
+  /// final array; `out.size()` must equal `header.block_nbytes(index)`. `header` must come from
+  /// ParseChunkHeader(chunk). A chunk whose filters include DELTA needs its block 0 as well;
+  /// it is decoded into scratch, so prefer DecodeChunk when most blocks are wanted.
+  Status DecodeBlock(std::span<const std::byte> chunk, const ChunkHeader& header, int32_t index,
+                     std::span<std::byte> out);
+
+ private:
+  // `block0` is the decoded block 0 that DELTA refers to (null if none or if index == 0).
+  Status DecodeBlockWithRef(std::span<const std::byte> chunk, const ChunkHeader& header,
+                            int32_t index, std::span<std::byte> out, const std::byte* block0);
+  Status DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& header, int32_t index,
+                       std::byte* dst, size_t size);
+  std::byte* Scratch(std::vector<std::byte>& buf, size_t size);
+
+  StreamDecoder streams_;
+  std::vector<std::byte> scratch_;
+  std::vector<std::byte> block0_;
+};
+
+/// Convenience for tools and tests: parses and decodes `chunk` into a new vector.
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk);
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_BLOCK_DECODER_H_

@@ -1,0 +1,375 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "codec/chunk_format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "common/byte_order.h"
+
+namespace patchfeed::codec {
+namespace {
+
+// Flag bits of header byte 2.
+constexpr uint8_t kFlagShuffle = 0x01;
+constexpr uint8_t kFlagMemcpyed = 0x02;
+constexpr uint8_t kFlagBitShuffle = 0x04;
+constexpr uint8_t kFlagDelta = 0x08;
+constexpr uint8_t kFlagDontSplit = 0x10;
+constexpr uint8_t kFlagExtendedHeader = kFlagShuffle | kFlagBitShuffle;
+
+// blosc2_flags (byte 0x1F) and blosc2_flags2 (byte 0x1E).
+constexpr uint8_t kB2FlagDict = 0x01;
+constexpr uint8_t kB2FlagLazy = 0x08;
+constexpr uint8_t kB2FlagInstrumented = 0x80;
+constexpr uint8_t kB2Flags2VarBlocks = 0x01;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Status CheckFilters(const ChunkHeader& h) {
+  for (int slot = 0; slot < kMaxFilters; ++slot) {
+    const uint8_t id = h.filters[static_cast<size_t>(slot)];
+    switch (id) {
+      case static_cast<uint8_t>(Filter::kNone):
+      case static_cast<uint8_t>(Filter::kShuffle):
+      case static_cast<uint8_t>(Filter::kBitShuffle):
+      case static_cast<uint8_t>(Filter::kDelta):
+      case static_cast<uint8_t>(Filter::kTruncPrec):
+      case static_cast<uint8_t>(Filter::kByteDelta):
+        break;
+      default:
+        return UnimplementedError("filter slot " + std::to_string(slot) + " holds " +
+                                  FilterName(id) + ", which patchfeed does not decode");
+    }
+  }
+  return Status::Ok();
+}
+
+// Which codec wrote the streams: the format bits, refined by byte 0x16 in Blosc2 headers
+// (it tells LZ4HC from LZ4 and names user codecs).
+Status ResolveCodec(const std::byte* p, ChunkHeader& h) {
+  const uint8_t format = static_cast<uint8_t>(h.flags >> 5);
+  const uint8_t udcodec = h.header_size == kBlosc2HeaderSize ? static_cast<uint8_t>(p[0x16]) : 0;
+  switch (format) {
+    case 0:
+      h.format = CodecFormat::kBloscLZ;
+      h.compcode = static_cast<uint8_t>(Codec::kBloscLZ);
+      return Status::Ok();
+    case 1:
+      h.format = CodecFormat::kLZ4;
+      h.compcode = udcodec == static_cast<uint8_t>(Codec::kLZ4HC)
+                       ? static_cast<uint8_t>(Codec::kLZ4HC)
+                       : static_cast<uint8_t>(Codec::kLZ4);
+      return Status::Ok();
+    case 2:
+      return UnimplementedError("codec Snappy (format 2) is not supported");
+    case 3:
+      h.format = CodecFormat::kZlib;
+      h.compcode = static_cast<uint8_t>(Codec::kZlib);
+      return Status::Ok();
+    case 4:
+      h.format = CodecFormat::kZstd;
+      h.compcode = static_cast<uint8_t>(Codec::kZstd);
+      return Status::Ok();
+    case 6:
+      // A user/registered codec named in byte 0x16; a built-in id there is legal too.
+      switch (udcodec) {
+        case static_cast<uint8_t>(Codec::kBloscLZ):
+          h.format = CodecFormat::kBloscLZ;
+          break;
+        case static_cast<uint8_t>(Codec::kLZ4):
+        case static_cast<uint8_t>(Codec::kLZ4HC):
+          h.format = CodecFormat::kLZ4;
+          break;
+        case static_cast<uint8_t>(Codec::kZlib):
+          h.format = CodecFormat::kZlib;
+          break;
+        case static_cast<uint8_t>(Codec::kZstd):
+          h.format = CodecFormat::kZstd;
+          break;
+        default:
+          return UnimplementedError("codec id " + std::to_string(udcodec) +
+                                    " (a registered or user codec) is not supported");
+      }
+      h.compcode = udcodec;
+      return Status::Ok();
+    default:
+      return UnimplementedError("codec format " + std::to_string(format) +
+                                " in the chunk flags is not supported");
+  }
+}
+
+Status CheckSpecial(ChunkHeader& h) {
+  switch (h.special) {
+    case SpecialValue::kZeros:
+    case SpecialValue::kUninit:
+      return Status::Ok();
+    case SpecialValue::kNaN:
+      if (h.typesize != 4 && h.typesize != 8) {
+        return DataLossError("NaN special chunk with typesize " + std::to_string(h.typesize) +
+                             " (only 4 and 8 exist)");
+      }
+      if (h.nbytes % h.typesize != 0) {
+        return DataLossError("NaN special chunk: nbytes " + std::to_string(h.nbytes) +
+                             " is not a multiple of typesize");
+      }
+      return Status::Ok();
+    case SpecialValue::kRepeat: {
+      const int32_t value_size = h.cbytes - kBlosc2HeaderSize;
+      if (value_size <= 0) {
+        return DataLossError("repeated-value special chunk carries no value (cbytes 32)");
+      }
+      if (h.nbytes % value_size != 0) {
+        return DataLossError("repeated-value special chunk: nbytes " + std::to_string(h.nbytes) +
+                             " is not a multiple of the value size " +
+                             std::to_string(value_size));
+      }
+      return Status::Ok();
+    }
+    case SpecialValue::kNone:
+      break;
+  }
+  return DataLossError("reserved special value " +
+                       std::to_string(static_cast<int>(h.special)));
+}
+
+}  // namespace
+
+std::string_view CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kBloscLZ:
+      return "blosclz";
+    case Codec::kLZ4:
+      return "lz4";
+    case Codec::kLZ4HC:
+      return "lz4hc";
+    case Codec::kZlib:
+      return "zlib";
+    case Codec::kZstd:
+      return "zstd";
+  }
+  return "unknown";
+}
+
+Result<Codec> ParseCodecName(std::string_view name) {
+  const std::string n = Lower(name);
+  for (Codec c : {Codec::kBloscLZ, Codec::kLZ4, Codec::kLZ4HC, Codec::kZlib, Codec::kZstd}) {
+    if (n == CodecName(c)) return c;
+  }
+  return InvalidArgumentError("unknown codec '" + std::string(name) +
+                              "' (expected blosclz, lz4, lz4hc, zlib or zstd)");
+}
+
+CodecFormat FormatOf(Codec codec) {
+  switch (codec) {
+    case Codec::kBloscLZ:
+      return CodecFormat::kBloscLZ;
+    case Codec::kLZ4:
+    case Codec::kLZ4HC:
+      return CodecFormat::kLZ4;
+    case Codec::kZlib:
+      return CodecFormat::kZlib;
+    case Codec::kZstd:
+      return CodecFormat::kZstd;
+  }
+  return CodecFormat::kBloscLZ;
+}
+
+std::string FilterName(uint8_t filter_id) {
+  switch (filter_id) {
+    case 0:
+      return "none";
+    case 1:
+      return "shuffle";
+    case 2:
+      return "bitshuffle";
+    case 3:
+      return "delta";
+    case 4:
+      return "trunc_prec";
+    case 32:
+      return "filter 32 (NDCELL plugin)";
+    case 33:
+      return "filter 33 (NDMEAN plugin)";
+    case 34:
+      return "filter 34 (the old BYTEDELTA of c-blosc2 2.8-2.9, not reliably decodable)";
+    case 35:
+      return "bytedelta";
+    case 36:
+      return "filter 36 (INT_TRUNC plugin)";
+    default:
+      return "filter " + std::to_string(filter_id);
+  }
+}
+
+Result<Filter> ParseFilterName(std::string_view name) {
+  const std::string n = Lower(name);
+  if (n == "none" || n == "nofilter" || n == "noshuffle") return Filter::kNone;
+  if (n == "shuffle") return Filter::kShuffle;
+  if (n == "bitshuffle") return Filter::kBitShuffle;
+  if (n == "delta") return Filter::kDelta;
+  if (n == "trunc_prec") return Filter::kTruncPrec;
+  if (n == "bytedelta") return Filter::kByteDelta;
+  return InvalidArgumentError("unknown filter '" + std::string(name) +
+                              "' (expected none, shuffle, bitshuffle, delta, trunc_prec or "
+                              "bytedelta)");
+}
+
+Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk) {
+  if (chunk.size() < static_cast<size_t>(kBlosc1HeaderSize)) {
+    return DataLossError("chunk is " + std::to_string(chunk.size()) +
+                         " bytes, shorter than the 16-byte Blosc header");
+  }
+  ChunkSizes s;
+  s.nbytes = LoadLE<int32_t>(chunk.data() + 4);
+  s.blocksize = LoadLE<int32_t>(chunk.data() + 8);
+  s.cbytes = LoadLE<int32_t>(chunk.data() + 12);
+  if (s.nbytes < 0 || s.blocksize < 0 || s.cbytes < kBlosc1HeaderSize) {
+    return DataLossError("chunk header sizes are invalid (nbytes " + std::to_string(s.nbytes) +
+                         ", blocksize " + std::to_string(s.blocksize) + ", cbytes " +
+                         std::to_string(s.cbytes) + ")");
+  }
+  return s;
+}
+
+int32_t ChunkHeader::block_nstreams(int32_t index) const {
+  // Only the flag counts, also with a dictionary: c-blosc2 3.x splits dictionary chunks.
+  if (dont_split || (leftover > 0 && index == nblocks - 1)) return 1;
+  if (is_blosc1_format()) {
+    // c-blosc 1.x also demands these, which keeps pre-1.11 buffers (written before the
+    // dont-split flag existed) readable.
+    if (typesize > 16 || blocksize / typesize < 128) return 1;
+  }
+  return typesize;
+}
+
+Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
+  PATCHFEED_ASSIGN_OR_RETURN(ChunkSizes sizes, ReadChunkSizes(chunk));
+  const std::byte* p = chunk.data();
+  ChunkHeader h;
+  h.version = static_cast<uint8_t>(p[0]);
+  h.versionlz = static_cast<uint8_t>(p[1]);
+  h.flags = static_cast<uint8_t>(p[2]);
+  h.typesize = static_cast<uint8_t>(p[3]);
+  h.nbytes = sizes.nbytes;
+  h.blocksize = sizes.blocksize;
+  h.cbytes = sizes.cbytes;
+
+  if (h.version == 0) return DataLossError("chunk format version 0 is invalid");
+  if (h.typesize == 0) return DataLossError("chunk typesize is 0");
+  const bool extended = (h.flags & kFlagExtendedHeader) == kFlagExtendedHeader;
+  h.header_size = extended ? kBlosc2HeaderSize : kBlosc1HeaderSize;
+  if (h.cbytes < h.header_size) {
+    return DataLossError("cbytes " + std::to_string(h.cbytes) + " is smaller than the " +
+                         std::to_string(h.header_size) + "-byte header");
+  }
+  if (static_cast<size_t>(h.cbytes) > chunk.size()) {
+    return DataLossError("chunk is truncated: the header says " + std::to_string(h.cbytes) +
+                         " bytes, only " + std::to_string(chunk.size()) + " are there");
+  }
+  if (h.nbytes > kMaxChunkNbytes) {
+    return DataLossError("nbytes " + std::to_string(h.nbytes) + " exceeds the Blosc maximum");
+  }
+
+  h.memcpyed = (h.flags & kFlagMemcpyed) != 0;
+  h.dont_split = (h.flags & kFlagDontSplit) != 0;
+  if (extended) {
+    for (int i = 0; i < kMaxFilters; ++i) {
+      h.filters[static_cast<size_t>(i)] = static_cast<uint8_t>(p[0x10 + i]);
+      h.filters_meta[static_cast<size_t>(i)] = static_cast<uint8_t>(p[0x18 + i]);
+    }
+    if (h.version == 3) {
+      // Version 3 (c-blosc2 2.0 alpha) had five meaningful slots; c-blosc2 ignores the sixth.
+      h.filters[5] = 0;
+      h.filters_meta[5] = 0;
+    }
+    h.compcode_meta = static_cast<uint8_t>(p[0x17]);
+    h.blosc2_flags2 = static_cast<uint8_t>(p[0x1E]);
+    h.blosc2_flags = static_cast<uint8_t>(p[0x1F]);
+    if (h.blosc2_flags2 & kB2Flags2VarBlocks) {
+      return UnimplementedError("chunks with variable-length blocks (format version 6) are not "
+                                "supported");
+    }
+    if (h.blosc2_flags2 != 0) {
+      return UnimplementedError("unknown blosc2_flags2 bits 0x" +
+                                std::to_string(static_cast<int>(h.blosc2_flags2)));
+    }
+    if (h.blosc2_flags & kB2FlagInstrumented) {
+      return UnimplementedError("instrumented chunk (holds timing records, not data)");
+    }
+    if (h.blosc2_flags & kB2FlagLazy) {
+      return DataLossError("lazy chunk flag set: lazy chunks exist only in c-blosc2's memory");
+    }
+    h.special = static_cast<SpecialValue>((h.blosc2_flags >> 4) & 0x7);
+  } else {
+    // Blosc1: filters implied by the flags, shuffle in slot 5 and delta in slot 4.
+    if (h.flags & kFlagShuffle) h.filters[5] = static_cast<uint8_t>(Filter::kShuffle);
+    if (h.flags & kFlagBitShuffle) h.filters[5] = static_cast<uint8_t>(Filter::kBitShuffle);
+    if (h.flags & kFlagDelta) h.filters[4] = static_cast<uint8_t>(Filter::kDelta);
+  }
+
+  if (h.special != SpecialValue::kNone) {
+    PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
+    // The block grid of a special chunk only matters to block-wise readers; keep it sane.
+    if (h.blocksize <= 0 || h.blocksize > h.nbytes) h.blocksize = h.nbytes;
+  } else {
+    if (h.nbytes > 0 && h.blocksize <= 0) {
+      return DataLossError("blocksize " + std::to_string(h.blocksize) + " is not positive");
+    }
+    if (h.blocksize > kMaxBlockSize) {
+      return DataLossError("blocksize " + std::to_string(h.blocksize) +
+                           " exceeds the Blosc maximum");
+    }
+    if (h.blocksize > h.nbytes) h.blocksize = h.nbytes;
+  }
+  if (h.nbytes > 0 && h.blocksize > 0) {
+    h.nblocks = static_cast<int32_t>((static_cast<int64_t>(h.nbytes) + h.blocksize - 1) /
+                                     h.blocksize);
+    h.leftover = h.nbytes % h.blocksize;
+  }
+  if (h.special != SpecialValue::kNone) return h;
+
+  if (h.memcpyed) {
+    if (static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
+      return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) +
+                           " is not nbytes " + std::to_string(h.nbytes) + " + header");
+    }
+    return h;
+  }
+
+  PATCHFEED_RETURN_IF_ERROR(ResolveCodec(p, h));
+  PATCHFEED_RETURN_IF_ERROR(CheckFilters(h));
+  h.has_dict = extended && (h.blosc2_flags & kB2FlagDict) != 0;
+  if (h.has_dict && h.format != CodecFormat::kZstd && h.format != CodecFormat::kLZ4) {
+    return UnimplementedError("a dictionary with codec format " +
+                              std::to_string(static_cast<int>(h.format)) +
+                              " (only zstd and lz4 have dictionaries)");
+  }
+  const int64_t bstarts_end = int64_t{h.header_size} + int64_t{4} * h.nblocks;
+  if (bstarts_end > h.cbytes) {
+    return DataLossError("chunk is truncated: " + std::to_string(h.nblocks) +
+                         " block offsets do not fit in cbytes " + std::to_string(h.cbytes));
+  }
+  if (h.has_dict) {
+    if (bstarts_end + 4 > h.cbytes) return DataLossError("chunk is truncated in the dictionary");
+    const int32_t dsize = LoadLE<int32_t>(p + bstarts_end);
+    if (dsize <= 0 || bstarts_end + 4 + dsize > h.cbytes) {
+      return DataLossError("dictionary size " + std::to_string(dsize) +
+                           " does not fit in the chunk");
+    }
+  }
+  // A split block holds `typesize` streams of blocksize/typesize bytes; with a blocksize that
+  // is not a multiple of typesize its last bytes would belong to no stream.
+  const bool has_full_block = h.nblocks > (h.leftover > 0 ? 1 : 0);
+  if (has_full_block && h.block_nstreams(0) > 1 && h.blocksize % h.typesize != 0) {
+    return DataLossError("split blocks of " + std::to_string(h.blocksize) +
+                         " bytes are not a multiple of typesize " + std::to_string(h.typesize));
+  }
+  return h;
+}
+
+}  // namespace patchfeed::codec

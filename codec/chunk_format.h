@@ -1,0 +1,148 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_CHUNK_FORMAT_H_
+#define PATCHFEED_CODEC_CHUNK_FORMAT_H_
+
+/// \file
+/// The Blosc chunk header: identifiers of codecs and filters, and the parser that validates a
+/// header of either form (16-byte Blosc1, 32-byte Blosc2) before any other code trusts it.
+///
+/// A chunk is untrusted bytes. `ParseChunkHeader` checks every size, count and identifier it
+/// can check from the header and the chunk length, so the block decoder only has to bound the
+/// per-block offsets and stream sizes. Stateless: safe to call concurrently.
+///
+/// Layout facts: ../shared/reference/blosc2-formats.md, section 1.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace patchfeed::codec {
+
+inline constexpr int32_t kBlosc1HeaderSize = 16;
+inline constexpr int32_t kBlosc2HeaderSize = 32;
+inline constexpr int kMaxFilters = 6;
+/// Largest block c-blosc2 accepts (BLOSC2_MAXBLOCKSIZE).
+inline constexpr int32_t kMaxBlockSize = 536866816;
+/// Largest chunk payload: an int32 `cbytes` must still hold it plus the header.
+inline constexpr int32_t kMaxChunkNbytes = INT32_MAX - kBlosc2HeaderSize;
+/// Largest dictionary c-blosc2 writes or accepts.
+inline constexpr int32_t kMaxDictSize = 32 * 1024;
+
+/// Codec identifiers as in the API and chunk byte 0x16 ("compcode").
+enum class Codec : uint8_t {
+  kBloscLZ = 0,
+  kLZ4 = 1,
+  kLZ4HC = 2,
+  kZlib = 4,
+  kZstd = 5,
+};
+
+/// Stream formats, the codec field in chunk flags bits 5-7. LZ4 and LZ4HC share one.
+enum class CodecFormat : uint8_t {
+  kBloscLZ = 0,
+  kLZ4 = 1,
+  kSnappy = 2,
+  kZlib = 3,
+  kZstd = 4,
+  kUserDefined = 6,
+};
+
+/// Filter identifiers (chunk bytes 0x10-0x15).
+enum class Filter : uint8_t {
+  kNone = 0,
+  kShuffle = 1,
+  kBitShuffle = 2,
+  kDelta = 3,
+  kTruncPrec = 4,
+  kByteDelta = 35,
+};
+
+/// Value of a whole special chunk (blosc2_flags bits 4-6).
+enum class SpecialValue : uint8_t {
+  kNone = 0,
+  kZeros = 1,
+  kNaN = 2,
+  kRepeat = 3,
+  kUninit = 4,
+};
+
+/// Stream-splitting policy when writing (the decoder reads the chunk's flag instead).
+enum class SplitMode : uint8_t {
+  kAlways = 1,
+  kNever = 2,
+  kAuto = 3,
+  kForwardCompat = 4,
+};
+
+std::string_view CodecName(Codec codec);
+/// Accepts "blosclz", "lz4", "lz4hc", "zlib", "zstd" (case-insensitive).
+Result<Codec> ParseCodecName(std::string_view name);
+CodecFormat FormatOf(Codec codec);
+std::string FilterName(uint8_t filter_id);
+/// Accepts "none", "nofilter", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta".
+Result<Filter> ParseFilterName(std::string_view name);
+
+/// The sizes in the first 16 bytes, for callers that need no more (frames, planners).
+struct ChunkSizes {
+  int32_t nbytes = 0;     ///< uncompressed payload
+  int32_t cbytes = 0;     ///< compressed size, header included
+  int32_t blocksize = 0;  ///< as recorded (not clamped)
+};
+
+/// Reads nbytes/cbytes/blocksize from the first 16 bytes; checks only that they are there
+/// and non-negative.
+Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk);
+
+/// A parsed and validated chunk header plus the quantities derived from it.
+struct ChunkHeader {
+  uint8_t version = 0;
+  uint8_t versionlz = 0;
+  uint8_t flags = 0;
+  int32_t typesize = 1;  ///< header byte, 1..255
+  int32_t nbytes = 0;
+  int32_t blocksize = 0;  ///< clamped to nbytes when larger
+  int32_t cbytes = 0;
+  int32_t header_size = kBlosc1HeaderSize;
+
+  /// Filter pipeline, slot 0 applied first when compressing; from the flags for Blosc1.
+  std::array<uint8_t, kMaxFilters> filters{};
+  std::array<uint8_t, kMaxFilters> filters_meta{};
+  CodecFormat format = CodecFormat::kBloscLZ;
+  uint8_t compcode = 0;  ///< codec id, derived from the format for Blosc1 headers
+  uint8_t compcode_meta = 0;
+  uint8_t blosc2_flags = 0;
+  uint8_t blosc2_flags2 = 0;
+
+  SpecialValue special = SpecialValue::kNone;
+  bool memcpyed = false;
+  bool has_dict = false;
+  bool dont_split = false;
+
+  int32_t nblocks = 0;
+  int32_t leftover = 0;  ///< bytes in the short last block, 0 if all blocks are full
+
+  bool is_blosc1_format() const { return version <= 2; }
+  bool is_regular() const { return special == SpecialValue::kNone && !memcpyed; }
+
+  /// Uncompressed size of block `index` (< nblocks).
+  int32_t block_nbytes(int32_t index) const {
+    return (leftover > 0 && index == nblocks - 1) ? leftover : blocksize;
+  }
+  /// Number of streams block `index` is stored in: 1 or typesize (section 1.10).
+  int32_t block_nstreams(int32_t index) const;
+};
+
+/// Parses and validates the header of `chunk` (the whole chunk, or at least its first
+/// `cbytes` bytes). Errors: kDataLoss when the bytes cannot be a valid chunk (truncated,
+/// inconsistent sizes, reserved values), kUnimplemented for valid features patchfeed does not
+/// decode (naming them: Snappy, user codecs, plugin filters, variable-length blocks, ...).
+Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk);
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_CHUNK_FORMAT_H_
