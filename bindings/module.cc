@@ -7,10 +7,12 @@
 
 namespace patchfeed::internal_python {
 void RegisterCodec(pybind11::module_& m);
+void RegisterFrames(pybind11::module_& m);
 }  // namespace patchfeed::internal_python
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "patchfeed's C++ core (use the patchfeed package, not this module)";
   patchfeed::internal_python::RegisterExceptions(m);
   patchfeed::internal_python::RegisterCodec(m);
+  patchfeed::internal_python::RegisterFrames(m);
 }

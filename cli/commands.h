@@ -17,6 +17,10 @@ namespace patchfeed::cli {
 Status RunCompress(const std::vector<std::string>& args);
 /// `patchfeed decompress IN OUT`
 Status RunDecompress(const std::vector<std::string>& args);
+/// `patchfeed info FILE`: a frame's metadata as JSON.
+Status RunInfo(const std::vector<std::string>& args);
+/// `patchfeed read FILE [--box a:b,...] [--pad V] --out OUT [--npy]`
+Status RunRead(const std::vector<std::string>& args);
 /// `patchfeed demo [--mb N]`: encodes and decodes generated data, prints throughput.
 Status RunDemo(const std::vector<std::string>& args);
 

@@ -19,7 +19,10 @@ constexpr std::string_view kUsage =
     "      --typesize N --codec blosclz|lz4|lz4hc|zlib|zstd --clevel 0-9\n"
     "      --filter none|shuffle|bitshuffle|delta|trunc_prec|bytedelta[,...]\n"
     "      [--split auto|always|never] [--blocksize B] [--blosc1] [--dict]\n"
-    "  decompress IN OUT               decode one Blosc1 or Blosc2 chunk to raw bytes\n";
+    "  decompress IN OUT               decode one Blosc1 or Blosc2 chunk to raw bytes\n"
+    "  info FILE                       a .b2nd frame's metadata as JSON\n"
+    "  read FILE [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
+    "                                  write a box of the array (C order), padded outside\n";
 
 }  // namespace
 
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
     status = patchfeed::cli::RunCompress(args);
   } else if (command == "decompress") {
     status = patchfeed::cli::RunDecompress(args);
+  } else if (command == "info") {
+    status = patchfeed::cli::RunInfo(args);
+  } else if (command == "read") {
+    status = patchfeed::cli::RunRead(args);
   } else if (command == "demo") {
     status = patchfeed::cli::RunDemo(args);
   } else if (command == "-h" || command == "--help" || command == "help") {

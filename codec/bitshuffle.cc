@@ -1,6 +1,7 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/bitshuffle.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "codec/internal/bitshuffle_kernels.h"
@@ -45,25 +46,37 @@ inline void Scatter8(uint64_t x, uint8_t* p, size_t stride) {
 
 }  // namespace
 
+// Groups visited per pass over the bit rows: two 64-byte lines of each row. Taking every byte
+// k for a run of groups (rather than every group for one k) keeps the element bytes of the run
+// (8 * 128 * t) in L1 while each row is touched in one sequential stretch; with power-of-two
+// row lengths all 8t rows share an L1 set, so revisiting them per group would miss every time.
+constexpr size_t kRunGroups = 128;
+
 // Group j (elements 8j..8j+7) and byte k of the element form one 8x8 bit matrix: its rows are
 // the 8 elements' byte k (forward) or the 8 bit rows 8k..8k+7 at column j (inverse), so one
 // word transpose moves 64 bits. Correct for any t; the SIMD kernels are the fast paths.
 void BitShuffleScalar(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
   const size_t row_len = n / 8;
-  for (size_t j = 0; j < row_len; ++j) {
+  for (size_t j0 = 0; j0 < row_len; j0 += kRunGroups) {
+    const size_t j1 = std::min(row_len, j0 + kRunGroups);
     for (size_t k = 0; k < t; ++k) {
-      const uint64_t x = TransposeBits8x8(Gather8(src + 8 * j * t + k, t));
-      Scatter8(x, dst + 8 * k * row_len + j, row_len);
+      for (size_t j = j0; j < j1; ++j) {
+        const uint64_t x = TransposeBits8x8(Gather8(src + 8 * j * t + k, t));
+        Scatter8(x, dst + 8 * k * row_len + j, row_len);
+      }
     }
   }
 }
 
 void BitUnshuffleScalar(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
   const size_t row_len = n / 8;
-  for (size_t j = 0; j < row_len; ++j) {
+  for (size_t j0 = 0; j0 < row_len; j0 += kRunGroups) {
+    const size_t j1 = std::min(row_len, j0 + kRunGroups);
     for (size_t k = 0; k < t; ++k) {
-      const uint64_t x = TransposeBits8x8(Gather8(src + 8 * k * row_len + j, row_len));
-      Scatter8(x, dst + 8 * j * t + k, t);
+      for (size_t j = j0; j < j1; ++j) {
+        const uint64_t x = TransposeBits8x8(Gather8(src + 8 * k * row_len + j, row_len));
+        Scatter8(x, dst + 8 * j * t + k, t);
+      }
     }
   }
 }

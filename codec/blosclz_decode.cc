@@ -1,10 +1,9 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 //
 // BloscLZ decoder. Every token is bounds-checked before it touches memory; the speed comes from
-// copying in fixed 8/16/32-byte pieces whenever the buffers have room for the overshoot, so the
+// copying in fixed 8- and 16-byte pieces whenever the buffers have room for the overshoot, so the
 // common tokens compile to a few unaligned moves instead of variable-length memcpy calls.
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -116,31 +115,18 @@ inline uint64_t Load(const uint8_t* p) {
   }
 }
 
-// The careful match copy, for when the wide one might write past the output (fewer than
-// `len + kSlack` bytes of room) or lacks its 8 bytes of history (`produced` < 8). The slow parts
-// are kept to the few bytes that need them, so a long final run does not crawl byte by byte.
-[[gnu::noinline]] void CopyMatchCareful(uint8_t* op, size_t dist, size_t len, size_t produced,
-                             size_t room_after) {
-  const size_t head = produced < 8 ? std::min(len, 8 - produced) : 0;
-  for (size_t i = 0; i < head; ++i) {
-    op[i] = (op - dist)[i];
+// Copies a match when fewer than `len + kSlack` bytes of output remain after `op`. All but the
+// last kSlack bytes still go through the wide copy (its overshoot lands on bytes that the exact
+// tail rewrites), so a long final run does not crawl byte by byte.
+[[gnu::noinline]] void CopyMatchNearEnd(uint8_t* op, size_t dist, size_t len) {
+  if (len > kSlack) {
+    CopyMatchWide(op, dist, len - kSlack);
+    op += len - kSlack;
+    len = kSlack;
   }
-  op += head;
-  len -= head;
-  // The wide copy's overshoot must land on bytes this match rewrites or on spare room.
-  size_t wide = 0;
-  if (room_after >= kSlack) {
-    wide = len;
-  } else if (len > kSlack) {
-    wide = len - kSlack;
-  }
-  if (wide > 0) {
-    CopyMatchWide(op, dist, wide);
-    op += wide;
-    len -= wide;
-  }
+  const uint8_t* ref = op - dist;
   for (size_t i = 0; i < len; ++i) {
-    op[i] = (op - dist)[i];
+    op[i] = ref[i];
   }
 }
 
@@ -182,7 +168,7 @@ bool BloscLZDecode(const std::byte* src, size_t src_size, std::byte* dst, size_t
     }
 
     size_t len = (ctrl >> 5) + 2;
-    const size_t hi = (ctrl & 31) << 8;
+    const size_t dist_hi = (ctrl & 31) << 8;
     if (len == 9) [[unlikely]] {
       // Length extension bytes: 255 means "add 255 and keep going".
       uint8_t code;
@@ -205,24 +191,23 @@ bool BloscLZDecode(const std::byte* src, size_t src_size, std::byte* dst, size_t
     }
     const uint8_t code = *ip++;
     size_t dist;
-    if (code == 255 && hi == (31u << 8)) [[unlikely]] {
+    if (code == 255 && dist_hi == (31u << 8)) [[unlikely]] {
       if (ip_end - ip < 3) [[unlikely]] {
         return false;
       }
       dist = kFarBase + (static_cast<size_t>(ip[0]) << 8 | ip[1]);
       ip += 2;
     } else {
-      dist = hi + code + 1;
+      dist = dist_hi + code + 1;
     }
-    const auto produced = static_cast<size_t>(op - op_begin);
-    if (dist > produced || len > out_left) [[unlikely]] {
+    if (dist > static_cast<size_t>(op - op_begin) || len > out_left) [[unlikely]] {
       return false;
     }
     ctrl = *ip++;
-    if (out_left - len >= kSlack && produced >= 8) [[likely]] {
+    if (out_left - len >= kSlack) [[likely]] {
       CopyMatchWide(op, dist, len);
     } else {
-      CopyMatchCareful(op, dist, len, produced, out_left - len);
+      CopyMatchNearEnd(op, dist, len);
     }
     op += len;
   }

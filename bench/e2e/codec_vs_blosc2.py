@@ -12,9 +12,11 @@ For each row:
   c-blosc2 (both return a new bytes object), and of both decoding patchfeed's chunk;
 * the ratio patchfeed/blosc2 of the throughputs (> 1: patchfeed faster).
 
-Timing: warm (one untimed call first), best of up to --reps calls with time.perf_counter, each
-measurement also capped at --budget seconds of calls (at least one timed call). MB = 10^6 bytes
-of uncompressed data. Every decode is checked against the input once.
+Timing: warm (one untimed call first), best of up to --reps calls with time.perf_counter; the
+calls being compared (the two encoders; the four decodes) alternate round by round so load
+changes hit both libraries alike; each function gets at most --budget seconds (at least one
+timed call). MB = 10^6 bytes of uncompressed data. Every decode is checked against the input.
+Chunk sizes are MiB (1 MiB, 8 MiB). Data: see ct_volume and label_volume.
 
 Usage: PYTHONPATH=build/python python bench/e2e/codec_vs_blosc2.py [--quick] [--out table.md]
 """
@@ -36,8 +38,9 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 try:
     import patchfeed
 except ImportError:
-    sys.path.insert(0, str(pathlib.Path(os.environ.get("PATCHFEED_BUILD_DIR", REPO / "build"))
-                           / "python"))
+    sys.path.insert(
+        0, str(pathlib.Path(os.environ.get("PATCHFEED_BUILD_DIR", REPO / "build")) / "python")
+    )
     import patchfeed
 
 import blosc2  # noqa: E402
@@ -50,8 +53,10 @@ CODECS = [  # (label, python-blosc2 codec, patchfeed name, clevel)
     ("ZSTD 8", blosc2.Codec.ZSTD, "zstd", 8),
     ("BLOSCLZ 5", blosc2.Codec.BLOSCLZ, "blosclz", 5),
 ]
-FILTERS = [("SHUFFLE", blosc2.Filter.SHUFFLE, "shuffle"),
-           ("BITSHUFFLE", blosc2.Filter.BITSHUFFLE, "bitshuffle")]
+FILTERS = [
+    ("SHUFFLE", blosc2.Filter.SHUFFLE, "shuffle"),
+    ("BITSHUFFLE", blosc2.Filter.BITSHUFFLE, "bitshuffle"),
+]
 MB = 1_000_000
 
 
@@ -62,8 +67,13 @@ def ct_volume(nbytes: int, seed: int = 0) -> bytes:
     side = 256
     depth = -(-nbytes // (4 * side * side))
     rng = np.random.default_rng(seed)
-    z, y, x = np.meshgrid(np.arange(depth, dtype=np.float32), np.arange(side, dtype=np.float32),
-                          np.arange(side, dtype=np.float32), indexing="ij", sparse=True)
+    z, y, x = np.meshgrid(
+        np.arange(depth, dtype=np.float32),
+        np.arange(side, dtype=np.float32),
+        np.arange(side, dtype=np.float32),
+        indexing="ij",
+        sparse=True,
+    )
     v = 40 + 25 * np.sin(x / 23.0) * np.cos(y / 31.0) + 15 * np.sin(z / 11.0 + y / 47.0)
     for _ in range(8):
         cz, cy, cx = rng.uniform(0, depth), rng.uniform(40, 216), rng.uniform(40, 216)
@@ -83,8 +93,13 @@ def label_volume(nbytes: int, seed: int = 1) -> bytes:
     side = 256
     depth = -(-nbytes // (side * side))
     rng = np.random.default_rng(seed)
-    z, y, x = np.meshgrid(np.arange(depth, dtype=np.float32), np.arange(side, dtype=np.float32),
-                          np.arange(side, dtype=np.float32), indexing="ij", sparse=True)
+    z, y, x = np.meshgrid(
+        np.arange(depth, dtype=np.float32),
+        np.arange(side, dtype=np.float32),
+        np.arange(side, dtype=np.float32),
+        indexing="ij",
+        sparse=True,
+    )
     out = np.zeros((depth, side, side), dtype=np.uint8)
     for _ in range(4):
         cz, cy, cx = rng.uniform(0, depth), rng.uniform(30, 226), rng.uniform(30, 226)
@@ -98,19 +113,25 @@ def label_volume(nbytes: int, seed: int = 1) -> bytes:
     return out.tobytes()[:nbytes]
 
 
-def best_time(fn, reps: int, budget: float) -> float:
-    """Best wall time of up to `reps` calls of fn() after one warm-up call; stops early once
-    `budget` seconds were spent (at least one timed call)."""
-    fn()
-    best, spent = math.inf, 0.0
+def best_times(fns: dict, reps: int, budget: float) -> dict:
+    """Best wall time of each function in `fns` over up to `reps` rounds, after one warm-up
+    call each. The functions are called in turn within every round, so a change of machine
+    load hits all of them alike. Stops after `budget` seconds per function (at least one
+    timed round)."""
+    for fn in fns.values():
+        fn()
+    best = dict.fromkeys(fns, math.inf)
+    spent = 0.0
     gc.disable()
     try:
         for _ in range(reps):
-            t0 = time.perf_counter()
-            fn()
-            dt = time.perf_counter() - t0
-            best, spent = min(best, dt), spent + dt
-            if spent > budget:
+            for name, fn in fns.items():
+                t0 = time.perf_counter()
+                fn()
+                dt = time.perf_counter() - t0
+                best[name] = min(best[name], dt)
+                spent += dt
+            if spent > budget * len(fns):
                 break
     finally:
         gc.enable()
@@ -123,32 +144,38 @@ def bench_row(data: bytes, typesize: int, codec, filt, reps: int, budget: float)
     n = len(data)
 
     def b2_enc():
-        return blosc2.compress2(data, codec=b2codec, clevel=clevel, typesize=typesize,
-                                filters=[b2filter], nthreads=1)
+        return blosc2.compress2(
+            data, codec=b2codec, clevel=clevel, typesize=typesize, filters=[b2filter], nthreads=1
+        )
 
     def pf_enc():
-        return patchfeed.compress(data, typesize=typesize, codec=pfcodec, clevel=clevel,
-                                  filters=[pffilter])
+        return patchfeed.compress(
+            data, typesize=typesize, codec=pfcodec, clevel=clevel, filters=[pffilter]
+        )
 
     b2c, pfc = b2_enc(), pf_enc()
-    decoded = {"blosc2(b2 chunk)": blosc2.decompress2(b2c),
-               "patchfeed(b2 chunk)": patchfeed.decompress(b2c),
-               "blosc2(pf chunk)": blosc2.decompress2(pfc),
-               "patchfeed(pf chunk)": patchfeed.decompress(pfc)}
+    decoded = {
+        "blosc2(b2 chunk)": blosc2.decompress2(b2c),
+        "patchfeed(b2 chunk)": patchfeed.decompress(b2c),
+        "blosc2(pf chunk)": blosc2.decompress2(pfc),
+        "patchfeed(pf chunk)": patchfeed.decompress(pfc),
+    }
     for name, got in decoded.items():
         if got != data:
             raise SystemExit(f"decode mismatch {name} for {codec[0]} {filt[0]} {n}")
-    mbs = lambda t: n / MB / t  # noqa: E731
-    return {
-        "ratio_b2": n / len(b2c),
-        "ratio_pf": n / len(pfc),
-        "enc_b2": mbs(best_time(b2_enc, reps, budget)),
-        "enc_pf": mbs(best_time(pf_enc, reps, budget)),
-        "dec_b2": mbs(best_time(lambda: blosc2.decompress2(b2c, nthreads=1), reps, budget)),
-        "dec_pf": mbs(best_time(lambda: patchfeed.decompress(b2c), reps, budget)),
-        "dec_b2_pfc": mbs(best_time(lambda: blosc2.decompress2(pfc, nthreads=1), reps, budget)),
-        "dec_pf_pfc": mbs(best_time(lambda: patchfeed.decompress(pfc), reps, budget)),
-    }
+    times = best_times({"enc_b2": b2_enc, "enc_pf": pf_enc}, reps, budget)
+    times |= best_times(
+        {
+            "dec_b2": lambda: blosc2.decompress2(b2c, nthreads=1),
+            "dec_pf": lambda: patchfeed.decompress(b2c),
+            "dec_b2_pfc": lambda: blosc2.decompress2(pfc, nthreads=1),
+            "dec_pf_pfc": lambda: patchfeed.decompress(pfc),
+        },
+        reps,
+        budget,
+    )
+    out = {name: n / MB / t for name, t in times.items()}
+    return out | {"ratio_b2": n / len(b2c), "ratio_pf": n / len(pfc)}
 
 
 def geomean(values) -> float:
@@ -164,18 +191,23 @@ def main(argv=None) -> int:
     ap.add_argument("--sizes", default="1,8", help="chunk sizes in MiB, comma-separated")
     ap.add_argument("--out", type=pathlib.Path, help="also write the markdown table here")
     args = ap.parse_args(argv)
-    reps = args.reps or (3 if args.quick else 7)
-    budget = args.budget or (0.1 if args.quick else 0.35)
+    reps = args.reps or (3 if args.quick else 15)
+    budget = args.budget or (0.1 if args.quick else 0.6)
     sizes = [int(float(s) * (1 << 20)) for s in args.sizes.split(",")]  # MiB-sized chunks
 
     blosc2.set_nthreads(1)
-    datasets = {"smooth f32": (ct_volume(max(sizes)), 4),
-                "labels u8": (label_volume(max(sizes)), 1)}
+    # One volume per kind, at least 8 MiB whatever --sizes says, so a row's data does not
+    # depend on the other rows; each chunk is the centred slab of `size` bytes.
+    vol_bytes = max(sizes + [8 << 20])
+    datasets = {
+        "smooth f32": (ct_volume(vol_bytes), 4),
+        "labels u8": (label_volume(vol_bytes), 1),
+    }
     lines = [
         f"patchfeed {patchfeed.__version__} vs python-blosc2 {blosc2.__version__} "
         f"(c-blosc2 {blosc2.blosclib_version.split()[0]}), 1 thread, "
-        f"{platform.processor() or platform.machine()}, best of <= {reps} warm calls "
-        f"(<= {budget:.2f} s each); MB/s = 10^6 B of raw data / s",
+        f"{platform.processor() or platform.machine()}, best of <= {reps} interleaved warm "
+        f"calls (<= {budget:.2f} s each); MB/s = 10^6 B of raw data / s",
         "",
         "| data | codec | filter | chunk | ratio b2 | ratio pf | dec b2 | dec pf | pf/b2 dec "
         "| dec b2 (pf chunk) | dec pf (pf chunk) | enc b2 | enc pf | pf/b2 enc |",
@@ -186,7 +218,8 @@ def main(argv=None) -> int:
     t_start = time.perf_counter()
     for dname, (full, typesize) in datasets.items():
         for size in sizes:
-            data = full[:size]
+            start = (len(full) - size) // 2 // 65536 * 65536  # whole slices
+            data = full[start : start + size]
             for codec in CODECS:
                 for filt in FILTERS:
                     r = bench_row(data, typesize, codec, filt, reps, budget)
@@ -198,7 +231,8 @@ def main(argv=None) -> int:
                         f"| {r['dec_pf'] / r['dec_b2']:.2f} "
                         f"| {r['dec_b2_pfc']:.0f} | {r['dec_pf_pfc']:.0f} "
                         f"| {r['enc_b2']:.0f} | {r['enc_pf']:.0f} "
-                        f"| {r['enc_pf'] / r['enc_b2']:.2f} |")
+                        f"| {r['enc_pf'] / r['enc_b2']:.2f} |"
+                    )
                     lines.append(line)
                     print(line, flush=True)
     summary = (
@@ -207,7 +241,8 @@ def main(argv=None) -> int:
         f"{geomean(r['dec_pf_pfc'] / r['dec_b2'] for r in rows):.2f}, encode "
         f"{geomean(r['enc_pf'] / r['enc_b2'] for r in rows):.2f}, compressed size "
         f"{geomean(r['ratio_b2'] / r['ratio_pf'] for r in rows):.3f}; "
-        f"{len(rows)} rows in {time.perf_counter() - t_start:.0f} s")
+        f"{len(rows)} rows in {time.perf_counter() - t_start:.0f} s"
+    )
     lines.append(summary)
     print(summary)
     if args.out:

@@ -36,10 +36,14 @@ namespace {
 using V = __m256i;
 
 constexpr size_t kGroups = 32;
-// Groups per block when the rows are long enough: one 64-byte line of every bit row.
-constexpr size_t kLineGroups = 64;
-// Scratch rows: 8t <= 64 for t <= 8, else 8 elements x a slice of up to 16 bytes.
-constexpr size_t kScratchRows = 128;
+// Groups per block when the rows are long enough: two 64-byte lines of every bit row.
+constexpr size_t kLineGroups = 128;
+// Stack scratch (8 KiB): 8 * SliceWidth(t) vectors for each run of 32 groups in a block.
+constexpr size_t kScratchVectors = 256;
+
+// Element bytes handled per pass: all of them for t <= 8, else 16 (8 when t < 16) so that the
+// pieces are written as 16-byte pairs where possible.
+constexpr size_t SliceWidth(size_t t) { return t <= 8 ? t : (t >= 16 ? 16 : 8); }
 
 inline V Load(const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const V*>(p)); }
 inline void Store(uint8_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<V*>(p), v); }
@@ -279,15 +283,15 @@ void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, si
     }
     return;
   }
-  const size_t width = t <= 8 ? t : (t >= 16 ? 16 : 8);
+  const size_t width = SliceWidth(t);
   for (size_t k0 = 0;; k0 += width) {
     k0 = std::min(k0, t - width);  // the last slice may overlap the previous one
     for (size_t h = 0; h < subs; ++h) {
-      ElementsToScratch(src + (g + h * kGroups) * 8 * t, t, k0, width, scratch + h * kScratchRows);
+      ElementsToScratch(src + (g + h * kGroups) * 8 * t, t, k0, width, scratch + h * 8 * width);
     }
     for (size_t kk = 0; kk < width; ++kk) {
       for (size_t h = 0; h < subs; ++h) {
-        const V* rows = scratch + h * kScratchRows + kk;
+        const V* rows = scratch + h * 8 * width + kk;
 #pragma GCC unroll 8
         for (size_t e = 0; e < 8; ++e) {
           x[e] = rows[e * width];
@@ -319,14 +323,14 @@ void UnshuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, 
     }
     return;
   }
-  const size_t width = t <= 8 ? t : (t >= 16 ? 16 : 8);
+  const size_t width = SliceWidth(t);
   for (size_t k0 = 0;; k0 += width) {
     k0 = std::min(k0, t - width);
     for (size_t kk = 0; kk < width; ++kk) {
       for (size_t h = 0; h < subs; ++h) {
         LoadRows(src + g + h * kGroups + 8 * (k0 + kk) * row_len, row_len, x);
         TransposeBits(x);
-        V* rows = scratch + h * kScratchRows + kk;
+        V* rows = scratch + h * 8 * width + kk;
 #pragma GCC unroll 8
         for (size_t e = 0; e < 8; ++e) {
           rows[e * width] = x[e];
@@ -334,7 +338,7 @@ void UnshuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, 
       }
     }
     for (size_t h = 0; h < subs; ++h) {
-      ScratchToElements(scratch + h * kScratchRows, t, k0, width, dst + (g + h * kGroups) * 8 * t);
+      ScratchToElements(scratch + h * 8 * width, t, k0, width, dst + (g + h * kGroups) * 8 * t);
     }
     if (k0 + width == t) {
       break;
@@ -350,8 +354,9 @@ void BitShuffleAvx2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitShuffleSse2(src, dst, n, t);
     return;
   }
-  const size_t subs = row_len >= kLineGroups ? kLineGroups / kGroups : 1;
-  V scratch[kLineGroups / kGroups * kScratchRows];
+  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
+                                kScratchVectors / (8 * SliceWidth(t))});
+  V scratch[kScratchVectors];
   ForEachBlock(dst, row_len, subs * kGroups,
                [&](size_t g) { ShuffleBlock(src, dst, row_len, t, g, subs, scratch); });
 }
@@ -362,8 +367,9 @@ void BitUnshuffleAvx2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitUnshuffleSse2(src, dst, n, t);
     return;
   }
-  const size_t subs = row_len >= kLineGroups ? kLineGroups / kGroups : 1;
-  V scratch[kLineGroups / kGroups * kScratchRows];
+  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
+                                kScratchVectors / (8 * SliceWidth(t))});
+  V scratch[kScratchVectors];
   ForEachBlock(src, row_len, subs * kGroups,
                [&](size_t g) { UnshuffleBlock(src, dst, row_len, t, g, subs, scratch); });
 }

@@ -18,8 +18,10 @@ namespace {
 using V = __m128i;
 
 constexpr size_t kGroups = 16;
-constexpr size_t kLineGroups = 64;  // groups per block for long rows: a 64-byte line per row
-constexpr size_t kScratchRows = 128;  // 8t rows for t <= 16, else 8 x 8-or-16-byte slices
+constexpr size_t kLineGroups = 128;     // groups per block for long rows: 2 lines per bit row
+constexpr size_t kScratchVectors = 512;  // 8 KiB
+
+constexpr size_t SliceWidth(size_t t) { return t <= 8 ? t : (t >= 16 ? 16 : 8); }
 
 inline V Load(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const V*>(p)); }
 inline void Store(uint8_t* p, V v) { _mm_storeu_si128(reinterpret_cast<V*>(p), v); }
@@ -223,15 +225,15 @@ void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, si
     }
     return;
   }
-  const size_t width = t <= 8 ? t : (t >= 16 ? 16 : 8);
+  const size_t width = SliceWidth(t);
   for (size_t k0 = 0;; k0 += width) {
     k0 = std::min(k0, t - width);  // the last slice may overlap the previous one
     for (size_t h = 0; h < subs; ++h) {
-      ElementsToScratch(src + (g + h * kGroups) * 8 * t, t, k0, width, scratch + h * kScratchRows);
+      ElementsToScratch(src + (g + h * kGroups) * 8 * t, t, k0, width, scratch + h * 8 * width);
     }
     for (size_t kk = 0; kk < width; ++kk) {
       for (size_t h = 0; h < subs; ++h) {
-        const V* rows = scratch + h * kScratchRows + kk;
+        const V* rows = scratch + h * 8 * width + kk;
 #pragma GCC unroll 8
         for (size_t e = 0; e < 8; ++e) {
           x[e] = rows[e * width];
@@ -262,14 +264,14 @@ void UnshuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, 
     }
     return;
   }
-  const size_t width = t <= 8 ? t : (t >= 16 ? 16 : 8);
+  const size_t width = SliceWidth(t);
   for (size_t k0 = 0;; k0 += width) {
     k0 = std::min(k0, t - width);
     for (size_t kk = 0; kk < width; ++kk) {
       for (size_t h = 0; h < subs; ++h) {
         LoadRows(src + g + h * kGroups + 8 * (k0 + kk) * row_len, row_len, x);
         TransposeBits(x);
-        V* rows = scratch + h * kScratchRows + kk;
+        V* rows = scratch + h * 8 * width + kk;
 #pragma GCC unroll 8
         for (size_t e = 0; e < 8; ++e) {
           rows[e * width] = x[e];
@@ -277,7 +279,7 @@ void UnshuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, 
       }
     }
     for (size_t h = 0; h < subs; ++h) {
-      ScratchToElements(scratch + h * kScratchRows, t, k0, width, dst + (g + h * kGroups) * 8 * t);
+      ScratchToElements(scratch + h * 8 * width, t, k0, width, dst + (g + h * kGroups) * 8 * t);
     }
     if (k0 + width == t) {
       break;
@@ -293,8 +295,9 @@ void BitShuffleSse2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitShuffleScalar(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min(row_len / kGroups, kLineGroups / kGroups);
-  V scratch[kLineGroups / kGroups * kScratchRows];
+  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
+                                kScratchVectors / (8 * SliceWidth(t))});
+  V scratch[kScratchVectors];
   ForEachBlock(dst, row_len, subs * kGroups,
                [&](size_t g) { ShuffleBlock(src, dst, row_len, t, g, subs, scratch); });
 }
@@ -305,8 +308,9 @@ void BitUnshuffleSse2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitUnshuffleScalar(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min(row_len / kGroups, kLineGroups / kGroups);
-  V scratch[kLineGroups / kGroups * kScratchRows];
+  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
+                                kScratchVectors / (8 * SliceWidth(t))});
+  V scratch[kScratchVectors];
   ForEachBlock(src, row_len, subs * kGroups,
                [&](size_t g) { UnshuffleBlock(src, dst, row_len, t, g, subs, scratch); });
 }

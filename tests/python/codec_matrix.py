@@ -19,6 +19,7 @@ import random
 import struct
 
 import blosc2
+import numpy as np
 
 CODECS = ("blosclz", "lz4", "lz4hc", "zlib", "zstd")
 B2_CODEC = {
@@ -45,8 +46,18 @@ B2_SPLIT = {
 SPLITS = tuple(B2_SPLIT)
 # Filter chains, slot 0 first ("+" separates slots). trunc_prec needs typesize 4 or 8;
 # "trunc_prec-7" keeps all but the 7 low mantissa bits (a negative filters_meta).
-CHAINS = ("none", "shuffle", "bitshuffle", "delta", "trunc_prec", "shuffle+bytedelta",
-          "shuffle+bitshuffle", "delta+shuffle", "trunc_prec+shuffle", "trunc_prec-7+bitshuffle")
+CHAINS = (
+    "none",
+    "shuffle",
+    "bitshuffle",
+    "delta",
+    "trunc_prec",
+    "shuffle+bytedelta",
+    "shuffle+bitshuffle",
+    "delta+shuffle",
+    "trunc_prec+shuffle",
+    "trunc_prec-7+bitshuffle",
+)
 TYPESIZES = (1, 2, 3, 4, 8, 12, 16)
 SIZES = (1, 7, 31, 32, 33, 127, 1000, 4096, 65536, 65537, 262145, 300001, 3000001)
 DICT_CODECS = ("lz4", "lz4hc", "zstd")
@@ -61,7 +72,7 @@ def chain_filters(chain: str, typesize: int) -> tuple[list[str], list[int]]:
     names, metas = [], []
     for part in chain.split("+"):
         if part.startswith("trunc_prec"):
-            bits = part[len("trunc_prec"):]
+            bits = part[len("trunc_prec") :]
             meta = int(bits) if bits else (13 if typesize == 4 else 30)
             names.append("trunc_prec")
             metas.append(meta)
@@ -91,8 +102,10 @@ class Case:
     @property
     def id(self) -> str:
         d = "+dict" if self.use_dict else ""
-        return (f"{self.codec}{d}-c{self.clevel}-{self.chain}-ts{self.typesize}-n{self.nbytes}"
-                f"-{self.split}-{self.kind}")
+        return (
+            f"{self.codec}{d}-c{self.clevel}-{self.chain}-ts{self.typesize}-n{self.nbytes}"
+            f"-{self.split}-{self.kind}"
+        )
 
     @property
     def lossy(self) -> bool:
@@ -103,24 +116,49 @@ class Case:
 
     def pf_kwargs(self) -> dict:
         names, metas = self.filters()
-        return dict(typesize=self.typesize, codec=self.codec, clevel=self.clevel,
-                    filters=names, filters_meta=metas, splitmode=self.split,
-                    use_dict=self.use_dict)
+        return dict(
+            typesize=self.typesize,
+            codec=self.codec,
+            clevel=self.clevel,
+            filters=names,
+            filters_meta=metas,
+            splitmode=self.split,
+            use_dict=self.use_dict,
+        )
 
     def b2_kwargs(self) -> dict:
         names, metas = self.filters()
-        return dict(typesize=self.typesize, codec=B2_CODEC[self.codec], clevel=self.clevel,
-                    filters=[B2_FILTER[n] for n in names] or [blosc2.Filter.NOFILTER],
-                    filters_meta=[m for m in metas] or [0], splitmode=B2_SPLIT[self.split],
-                    use_dict=self.use_dict, nthreads=1)
+        return dict(
+            typesize=self.typesize,
+            codec=B2_CODEC[self.codec],
+            clevel=self.clevel,
+            filters=[B2_FILTER[n] for n in names] or [blosc2.Filter.NOFILTER],
+            filters_meta=[m for m in metas] or [0],
+            splitmode=B2_SPLIT[self.split],
+            use_dict=self.use_dict,
+            nthreads=1,
+        )
+
+    def truncated(self, data: bytes) -> bytes:
+        """`data` after TRUNC_PREC as the format notes (3.5) define it: the low mantissa bits
+        of every whole element cleared; bytes after the last whole element kept."""
+        names, metas = self.filters()
+        p = metas[names.index("trunc_prec")]
+        zeroed = (23 if self.typesize == 4 else 52) - p if p >= 0 else -p
+        keep = len(data) - len(data) % self.typesize
+        words = np.frombuffer(data[:keep], dtype="<u4" if self.typesize == 4 else "<u8")
+        mask = words.dtype.type(~((1 << zeroed) - 1) & (2 ** (8 * self.typesize) - 1))
+        return (words & mask).tobytes() + data[keep:]
 
     def expected_slots(self) -> tuple[list[int], list[int]]:
         """The six filter ids and meta bytes both libraries should record (meta as uint8;
         BYTEDELTA's 0 is recorded as the typesize)."""
         names, metas = self.filters()
         ids = [FILTER_ID[n] for n in names] + [0] * (6 - len(names))
-        meta = [(self.typesize if n == "bytedelta" and m == 0 else m) & 0xFF
-                for n, m in zip(names, metas, strict=True)]
+        meta = [
+            (self.typesize if n == "bytedelta" and m == 0 else m) & 0xFF
+            for n, m in zip(names, metas, strict=True)
+        ]
         return ids, meta + [0] * (6 - len(meta))
 
 
@@ -135,8 +173,15 @@ def _sweeps() -> list[Case]:
     for ts in TYPESIZES:
         for chain in CHAINS:
             if chain_allowed(chain, ts):
-                out.append(Case(codec=CODECS[i % 5], chain=chain, typesize=ts, nbytes=33333,
-                                kind="smooth_f64" if ts == 8 else "smooth_f32"))
+                out.append(
+                    Case(
+                        codec=CODECS[i % 5],
+                        chain=chain,
+                        typesize=ts,
+                        nbytes=33333,
+                        kind="smooth_f64" if ts == 8 else "smooth_f32",
+                    )
+                )
                 i += 1
     # size x typesize x shuffle kind.
     for n in SIZES:
@@ -152,19 +197,41 @@ def _sweeps() -> list[Case]:
     for split in SPLITS:
         for codec in CODECS:
             for ts in (1, 4, 16):
-                out.append(Case(codec=codec, split=split, typesize=ts, nbytes=131075,
-                                chain="shuffle" if ts != 16 else "bitshuffle"))
+                out.append(
+                    Case(
+                        codec=codec,
+                        split=split,
+                        typesize=ts,
+                        nbytes=131075,
+                        chain="shuffle" if ts != 16 else "bitshuffle",
+                    )
+                )
     # dictionaries (with split blocks too: typesize 4 and a byte shuffle).
     for codec in DICT_CODECS:
         for clevel in (1, 5, 9):
             for kind in ("smooth_f32", "labels_u8"):
                 for split in ("auto", "always", "never"):
-                    out.append(Case(codec=codec, clevel=clevel, use_dict=True, nbytes=LARGE,
-                                    kind=kind, typesize=4 if kind == "smooth_f32" else 1,
-                                    split=split))
+                    out.append(
+                        Case(
+                            codec=codec,
+                            clevel=clevel,
+                            use_dict=True,
+                            nbytes=LARGE,
+                            kind=kind,
+                            typesize=4 if kind == "smooth_f32" else 1,
+                            split=split,
+                        )
+                    )
     # data kind x codec.
-    ts_of = {"smooth_f32": 4, "smooth_f64": 8, "labels_u8": 1, "labels_i16": 2, "random": 8,
-             "runs": 1, "zeros": 4}
+    ts_of = {
+        "smooth_f32": 4,
+        "smooth_f64": 8,
+        "labels_u8": 1,
+        "labels_i16": 2,
+        "random": 8,
+        "runs": 1,
+        "zeros": 4,
+    }
     for kind in KINDS:
         for codec in CODECS:
             out.append(Case(codec=codec, kind=kind, typesize=ts_of[kind], nbytes=200003))
@@ -186,9 +253,18 @@ def _random_cases(count: int, seed: int) -> list[Case]:
         clevel = rng.randrange(10)
         if nbytes > LARGE and ((codec == "zstd" and clevel >= 7) or codec == "lz4hc"):
             clevel = rng.randrange(1, 7)
-        out.append(Case(codec=codec, chain=chain, typesize=ts, nbytes=nbytes, clevel=clevel,
-                        split=rng.choice(SPLITS), kind=rng.choice(KINDS),
-                        use_dict=codec in DICT_CODECS and rng.random() < 0.2))
+        out.append(
+            Case(
+                codec=codec,
+                chain=chain,
+                typesize=ts,
+                nbytes=nbytes,
+                clevel=clevel,
+                split=rng.choice(SPLITS),
+                kind=rng.choice(KINDS),
+                use_dict=codec in DICT_CODECS and rng.random() < 0.2,
+            )
+        )
     return out
 
 
@@ -232,15 +308,28 @@ class RawHeader:
 
 def parse_header(chunk: bytes) -> RawHeader:
     version, versionlz, flags, typesize, nbytes, blocksize, cbytes = struct.unpack_from(
-        "<BBBBiii", chunk, 0)
+        "<BBBBiii", chunk, 0
+    )
     extended = flags & 0x05 == 0x05
     if extended:
         filters, meta = list(chunk[16:22]), list(chunk[24:30])
         udcodec, b2flags = chunk[22], chunk[31]
     else:
         filters, meta, udcodec, b2flags = [0] * 6, [0] * 6, 0, 0
-    return RawHeader(version, versionlz, flags, typesize, nbytes, blocksize, cbytes,
-                     32 if extended else 16, filters, meta, udcodec, b2flags)
+    return RawHeader(
+        version,
+        versionlz,
+        flags,
+        typesize,
+        nbytes,
+        blocksize,
+        cbytes,
+        32 if extended else 16,
+        filters,
+        meta,
+        udcodec,
+        b2flags,
+    )
 
 
 def bstarts(chunk: bytes) -> list[int]:

@@ -28,7 +28,8 @@ if importlib.util.find_spec("patchfeed") is None:
     if importlib.util.find_spec("patchfeed") is None:
         raise ImportError(
             f"patchfeed is not importable and not built in {BUILD_DIR / 'python'}; build with "
-            "-DPATCHFEED_BUILD_PYTHON=ON or set PATCHFEED_BUILD_DIR")
+            "-DPATCHFEED_BUILD_PYTHON=ON or set PATCHFEED_BUILD_DIR"
+        )
 
 import blosc2  # noqa: E402
 
@@ -46,14 +47,20 @@ def _smooth_field(nelem: int, seed: int) -> np.ndarray:
     side = 64
     depth = max(1, -(-nelem // (side * side)))
     rng = np.random.default_rng(seed)
-    z, y, x = np.meshgrid(np.arange(depth, dtype=np.float64), np.arange(side, dtype=np.float64),
-                          np.arange(side, dtype=np.float64), indexing="ij", sparse=True)
+    z, y, x = np.meshgrid(
+        np.arange(depth, dtype=np.float64),
+        np.arange(side, dtype=np.float64),
+        np.arange(side, dtype=np.float64),
+        indexing="ij",
+        sparse=True,
+    )
     v = 300 * np.sin(x / 9.0) * np.cos(y / 13.0) + 150 * np.sin(z / 7.0 + x / 21.0)
     for _ in range(6):
         cz, cy, cx = rng.uniform(0, depth), rng.uniform(0, side), rng.uniform(0, side)
         r = rng.uniform(4, 14)
         v = v + rng.uniform(-800, 1200) * np.exp(
-            -((z - cz) ** 2 + (y - cy) ** 2 + (x - cx) ** 2) / (2 * r * r))
+            -((z - cz) ** 2 + (y - cy) ** 2 + (x - cx) ** 2) / (2 * r * r)
+        )
     v = v + rng.normal(0, 2.0, size=v.shape)
     return (np.round(v * 16) / 16).ravel()[:nelem]
 
@@ -63,8 +70,9 @@ def _labels(nelem: int, seed: int) -> np.ndarray:
     side = 64
     depth = max(1, -(-nelem // (side * side)))
     rng = np.random.default_rng(seed)
-    z, y, x = np.meshgrid(np.arange(depth), np.arange(side), np.arange(side), indexing="ij",
-                          sparse=True)
+    z, y, x = np.meshgrid(
+        np.arange(depth), np.arange(side), np.arange(side), indexing="ij", sparse=True
+    )
     out = np.zeros((depth, side, side), dtype=np.int64)
     for _ in range(3):
         cz, cy, cx = rng.uniform(0, depth), rng.uniform(0, side), rng.uniform(0, side)
@@ -162,15 +170,6 @@ def zeros():
     return make_data("zeros", 100000)
 
 
-@pytest.fixture
-def blosc1_blocksize():
-    """Sets c-blosc 1.x's forced block size for one test and always resets it to automatic."""
-    import blosc
-
-    yield blosc.set_blocksize
-    blosc.set_blocksize(0)
-
-
 @pytest.fixture(scope="session")
 def cli_path() -> pathlib.Path:
     """The `patchfeed` command-line binary: $PATCHFEED_CLI or <build>/cli/patchfeed."""
@@ -199,6 +198,7 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.section("patchfeed vs c-blosc2 compressed size")
     terminalreporter.write_line(
         f"{len(RATIO_LOG)} chunks compared; total patchfeed/blosc2 cbytes = "
-        f"{total_p / max(total_b, 1):.3f}; {len(worse)} with patchfeed > 1.5x blosc2")
+        f"{total_p / max(total_b, 1):.3f}; {len(worse)} with patchfeed > 1.5x blosc2"
+    )
     for name, p, b in sorted(worse, key=lambda t: -t[1] / t[2])[:40]:
         terminalreporter.write_line(f"  {name}: patchfeed {p} B, blosc2 {b} B ({p / b:.2f}x)")

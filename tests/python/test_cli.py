@@ -17,17 +17,24 @@ from conftest import make_data
 
 
 def run(cli, *args, check=True):
-    proc = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=60)
     if check and proc.returncode != 0:
-        raise AssertionError(f"patchfeed {' '.join(map(str, args))} exited {proc.returncode}: "
-                             f"{proc.stderr}")
+        raise AssertionError(
+            f"patchfeed {' '.join(map(str, args))} exited {proc.returncode}: {proc.stderr}"
+        )
     return proc
 
 
-@pytest.mark.parametrize("codec,filt,typesize", [
-    ("zstd", "shuffle", 4), ("lz4", "bitshuffle", 2), ("blosclz", "none", 1),
-    ("zlib", "delta,shuffle", 8), ("lz4hc", "shuffle,bytedelta", 4)])
+@pytest.mark.parametrize(
+    "codec,filt,typesize",
+    [
+        ("zstd", "shuffle", 4),
+        ("lz4", "bitshuffle", 2),
+        ("blosclz", "none", 1),
+        ("zlib", "delta,shuffle", 8),
+        ("lz4hc", "shuffle,bytedelta", 4),
+    ],
+)
 def test_compress_decodes_in_blosc2(cli_path, tmp_path, codec, filt, typesize):
     """`patchfeed compress IN OUT --typesize T --codec C --clevel 5 --filter F` writes one
     Blosc2 chunk that blosc2.decompress2 turns back into exactly IN, with the filters in the
@@ -35,13 +42,25 @@ def test_compress_decodes_in_blosc2(cli_path, tmp_path, codec, filt, typesize):
     src, dst = tmp_path / "in.raw", tmp_path / "out.b2chunk"
     data = make_data("smooth_f64" if typesize == 8 else "smooth_f32", 300007)
     src.write_bytes(data)
-    run(cli_path, "compress", src, dst, "--typesize", typesize, "--codec", codec,
-        "--clevel", 5, "--filter", filt)
+    run(
+        cli_path,
+        "compress",
+        src,
+        dst,
+        "--typesize",
+        typesize,
+        "--codec",
+        codec,
+        "--clevel",
+        5,
+        "--filter",
+        filt,
+    )
     chunk = dst.read_bytes()
     assert blosc2.decompress2(chunk) == data
     ids = {"none": 0, "shuffle": 1, "bitshuffle": 2, "delta": 3, "bytedelta": 35}
     want = [ids[f] for f in filt.split(",") if f != "none"]
-    assert list(chunk[16:16 + len(want)]) == want
+    assert list(chunk[16 : 16 + len(want)]) == want
     assert chunk[3] == typesize
 
 
@@ -51,8 +70,21 @@ def test_compress_options(cli_path, tmp_path):
     src, dst = tmp_path / "in.raw", tmp_path / "out.chunk"
     data = make_data("labels_u8", 400000)
     src.write_bytes(data)
-    run(cli_path, "compress", src, dst, "--typesize", 1, "--codec", "zstd", "--split", "never",
-        "--blocksize", 32768, "--dict")
+    run(
+        cli_path,
+        "compress",
+        src,
+        dst,
+        "--typesize",
+        1,
+        "--codec",
+        "zstd",
+        "--split",
+        "never",
+        "--blocksize",
+        32768,
+        "--dict",
+    )
     chunk = dst.read_bytes()
     assert blosc2.decompress2(chunk) == data
     assert chunk[2] & 0x10, "never split"
@@ -67,8 +99,21 @@ def test_compress_blosc1(cli_path, tmp_path, filt):
     src, dst = tmp_path / "in.raw", tmp_path / "out.blosc"
     data = make_data("labels_i16", 250003)
     src.write_bytes(data)
-    run(cli_path, "compress", src, dst, "--typesize", 2, "--codec", "lz4", "--clevel", 5,
-        "--filter", filt, "--blosc1")
+    run(
+        cli_path,
+        "compress",
+        src,
+        dst,
+        "--typesize",
+        2,
+        "--codec",
+        "lz4",
+        "--clevel",
+        5,
+        "--filter",
+        filt,
+        "--blosc1",
+    )
     chunk = dst.read_bytes()
     assert chunk[0] == 2 and chunk[2] & 0x05 != 0x05
     assert blosc.decompress(chunk) == data
@@ -81,8 +126,14 @@ def test_decompress_reference_chunks(cli_path, tmp_path, writer):
     exactly the original bytes."""
     data = make_data("smooth_f32", 1_000_003)
     if writer == "blosc2":
-        chunk = blosc2.compress2(data, typesize=4, codec=blosc2.Codec.ZSTD, clevel=5,
-                                 filters=[blosc2.Filter.BITSHUFFLE], nthreads=1)
+        chunk = blosc2.compress2(
+            data,
+            typesize=4,
+            codec=blosc2.Codec.ZSTD,
+            clevel=5,
+            filters=[blosc2.Filter.BITSHUFFLE],
+            nthreads=1,
+        )
     else:
         chunk = blosc.compress(data, 4, 5, blosc.BITSHUFFLE, "lz4")
     src, dst = tmp_path / "in.chunk", tmp_path / "out.raw"
@@ -121,11 +172,13 @@ def test_usage_errors(cli_path, tmp_path):
     """Unknown options, codecs and missing arguments exit with code 2 and a message."""
     src = tmp_path / "in.raw"
     src.write_bytes(b"x" * 1000)
-    for args in (["compress", src, tmp_path / "o", "--codec", "snappy"],
-                 ["compress", src, tmp_path / "o", "--frobnicate", "1"],
-                 ["compress", src],
-                 ["decompress"],
-                 ["no-such-command"]):
+    for args in (
+        ["compress", src, tmp_path / "o", "--codec", "snappy"],
+        ["compress", src, tmp_path / "o", "--frobnicate", "1"],
+        ["compress", src],
+        ["decompress"],
+        ["no-such-command"],
+    ):
         proc = run(cli_path, *args, check=False)
         assert proc.returncode == 2, (args, proc.returncode, proc.stderr)
         assert proc.stderr.strip()

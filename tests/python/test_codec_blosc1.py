@@ -43,8 +43,10 @@ class B1Case:
     def id(self) -> str:
         bs = f"-bs{self.blocksize}" if self.blocksize else ""
         sp = f"-{self.split.lower()}" if self.split else ""
-        return (f"{self.cname}-c{self.clevel}-{self.shuffle}-ts{self.typesize}-n{self.nbytes}"
-                f"{bs}{sp}-{self.kind}")
+        return (
+            f"{self.cname}-c{self.clevel}-{self.shuffle}-ts{self.typesize}-n{self.nbytes}"
+            f"{bs}{sp}-{self.kind}"
+        )
 
 
 def b1_cases() -> list[B1Case]:
@@ -60,16 +62,31 @@ def b1_cases() -> list[B1Case]:
     for bs in (128, 1000, 4096, 65536, 300000):
         for ts in (1, 4, 12):
             for s in ("shuffle", "bitshuffle"):
-                out.append(B1Case(cname=CODECS[i % 5], shuffle=s, typesize=ts, nbytes=200003,
-                                  blocksize=bs))
+                out.append(
+                    B1Case(cname=CODECS[i % 5], shuffle=s, typesize=ts, nbytes=200003, blocksize=bs)
+                )
                 i += 1
     out += [B1Case(cname=c, clevel=lv) for c in CODECS for lv in range(10)]
-    out += [B1Case(cname=c, split=sp, typesize=ts, shuffle="shuffle" if ts < 16 else "none")
-            for c in CODECS for sp in B1_SPLITS for ts in (2, 16)]
-    ts_of = {"smooth_f32": 4, "smooth_f64": 8, "labels_u8": 1, "labels_i16": 2, "random": 8,
-             "runs": 1, "zeros": 4}
-    out += [B1Case(cname=c, kind=k, typesize=ts_of[k], shuffle="bitshuffle")
-            for c in CODECS for k in ts_of]
+    out += [
+        B1Case(cname=c, split=sp, typesize=ts, shuffle="shuffle" if ts < 16 else "none")
+        for c in CODECS
+        for sp in B1_SPLITS
+        for ts in (2, 16)
+    ]
+    ts_of = {
+        "smooth_f32": 4,
+        "smooth_f64": 8,
+        "labels_u8": 1,
+        "labels_i16": 2,
+        "random": 8,
+        "runs": 1,
+        "zeros": 4,
+    }
+    out += [
+        B1Case(cname=c, kind=k, typesize=ts_of[k], shuffle="bitshuffle")
+        for c in CODECS
+        for k in ts_of
+    ]
     return out
 
 
@@ -81,8 +98,7 @@ def blosc1_compress(case: B1Case, data: bytes, monkeypatch) -> bytes:
         monkeypatch.setenv("BLOSC_SPLITMODE", case.split)
     blosc.set_blocksize(case.blocksize)
     try:
-        return blosc.compress(data, case.typesize, case.clevel, SHUFFLES[case.shuffle],
-                              case.cname)
+        return blosc.compress(data, case.typesize, case.clevel, SHUFFLES[case.shuffle], case.cname)
     finally:
         blosc.set_blocksize(0)
 
@@ -98,20 +114,30 @@ def test_blosc1_chunk_decodes_exactly(case: B1Case, monkeypatch):
     info, raw = patchfeed.chunk_info(chunk), parse_header(chunk)
     assert (info["version"], info["header_size"]) == (2, 16)
     assert (info["flags"], info["typesize"], info["nbytes"], info["cbytes"]) == (
-        raw.flags, raw.typesize, raw.nbytes, raw.cbytes)
+        raw.flags,
+        raw.typesize,
+        raw.nbytes,
+        raw.cbytes,
+    )
     assert info["memcpyed"] == raw.memcpyed
     if not raw.memcpyed:
         want_slot5 = {0: 0, 1: 1, 4: 2}[raw.flags & 0x05]
         assert info["filters"] == [0, 0, 0, 0, 0, want_slot5]
         assert info["compcode"] == CNAME_CODE[case.cname] or (
-            case.cname == "lz4hc" and info["compcode"] == 1), "LZ4HC is LZ4 format in Blosc1"
+            case.cname == "lz4hc" and info["compcode"] == 1
+        ), "LZ4HC is LZ4 format in Blosc1"
 
 
 def pf_blosc1_kwargs(case: B1Case) -> dict:
-    return dict(typesize=case.typesize, codec=case.cname, clevel=case.clevel,
-                filters=[] if case.shuffle == "none" else [case.shuffle],
-                splitmode=(case.split or "forward_compat").lower(),
-                blocksize=case.blocksize, blosc1=True)
+    return dict(
+        typesize=case.typesize,
+        codec=case.cname,
+        clevel=case.clevel,
+        filters=[] if case.shuffle == "none" else [case.shuffle],
+        splitmode=(case.split or "forward_compat").lower(),
+        blocksize=case.blocksize,
+        blosc1=True,
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -133,10 +159,10 @@ def test_patchfeed_blosc1_chunk_decodes_in_cblosc1(case: B1Case):
     if not info["memcpyed"]:
         flags = info["flags"]
         assert flags & 0x05 == {"none": 0, "shuffle": 1, "bitshuffle": 4}[case.shuffle] or (
-            case.shuffle == "shuffle" and case.typesize == 1 and flags & 0x05 == 0)
+            case.shuffle == "shuffle" and case.typesize == 1 and flags & 0x05 == 0
+        )
         assert flags & 0x08 == 0, "no delta bit in Blosc1 chunks"
-        assert flags >> 5 == {"blosclz": 0, "lz4": 1, "lz4hc": 1, "zlib": 3, "zstd": 4}[
-            case.cname]
+        assert flags >> 5 == {"blosclz": 0, "lz4": 1, "lz4hc": 1, "zlib": 3, "zstd": 4}[case.cname]
     if case.blocksize and info["nbytes"] > case.blocksize and not info["memcpyed"]:
         assert info["blocksize"] <= case.blocksize
 
@@ -157,9 +183,13 @@ def test_blosc1_options_rejected():
     """Blosc1 chunks cannot express filter chains, delta, bytedelta, trunc_prec or
     dictionaries: ValueError (not CorruptDataError) instead of a chunk c-blosc 1.x misreads."""
     data = make_data("smooth_f32", 10000)
-    bad = [dict(filters=["delta"]), dict(filters=["shuffle", "bitshuffle"]),
-           dict(filters=["shuffle", "bytedelta"]), dict(filters=["trunc_prec"], filters_meta=[10]),
-           dict(codec="zstd", use_dict=True)]
+    bad = [
+        dict(filters=["delta"]),
+        dict(filters=["shuffle", "bitshuffle"]),
+        dict(filters=["shuffle", "bytedelta"]),
+        dict(filters=["trunc_prec"], filters_meta=[10]),
+        dict(codec="zstd", use_dict=True),
+    ]
     for kwargs in bad:
         kwargs = {"typesize": 4, **kwargs}
         with pytest.raises(ValueError) as err:

@@ -40,8 +40,9 @@ def assert_same_bytes(got: bytes, want: bytes, what: str) -> None:
     diff = np.flatnonzero(np.frombuffer(got, np.uint8) != np.frombuffer(want, np.uint8))
     raise AssertionError(
         f"{what}: {diff.size} of {len(want)} bytes differ, first at {diff[0]} "
-        f"(got {got[diff[0]:diff[0] + 8].hex()}, expected {want[diff[0]:diff[0] + 8].hex()}), "
-        f"last at {diff[-1]}")
+        f"(got {got[diff[0] : diff[0] + 8].hex()}, expected {want[diff[0] : diff[0] + 8].hex()}), "
+        f"last at {diff[-1]}"
+    )
 
 
 @functools.cache
@@ -81,6 +82,14 @@ def check_info_matches_raw(info: dict, chunk: bytes) -> None:
         assert info["filters"] == raw.filters
         assert info["filters_meta"] == raw.filters_meta
         assert info["has_dict"] == bool(raw.blosc2_flags & 1)
+    if raw.nbytes and not raw.memcpyed and not raw.special:
+        # Format notes 1.10: block 0 (always full once blocksize is clamped to nbytes) is
+        # split into typesize streams unless the flag forbids it (Blosc1: extra conditions).
+        splittable = raw.typesize > 1
+        if raw.version <= 2:
+            bs = min(raw.blocksize, raw.nbytes)
+            splittable = splittable and raw.typesize <= 16 and bs // raw.typesize >= 128
+        assert info["split"] == (splittable and not raw.dont_split), "split"
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -99,7 +108,13 @@ def test_blosc2_chunk_decodes_exactly(case: Case):
             return
         assert_same_bytes(got, data, "patchfeed.decompress(chunk c-blosc2 cannot read)")
         return
-    if not case.lossy:
+    if case.lossy:
+        # Validates the TRUNC_PREC model used for patchfeed's chunks below. c-blosc2 leaves
+        # the bytes after the last whole element unwritten, so they are not compared.
+        want = data if parse_header(chunk).memcpyed else case.truncated(data)
+        keep = len(data) - len(data) % case.typesize
+        assert_same_bytes(ref[:keep], want[:keep], "c-blosc2's own TRUNC_PREC round trip")
+    else:
         keep = len(data) - delta_tail(case, chunk)
         assert_same_bytes(ref[:keep], data[:keep], "c-blosc2's own round trip")
     assert_same_bytes(patchfeed.decompress(chunk), ref, "patchfeed.decompress(blosc2 chunk)")
@@ -108,17 +123,16 @@ def test_blosc2_chunk_decodes_exactly(case: Case):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_patchfeed_chunk_decodes_in_blosc2(case: Case, ratio_log):
-    """c-blosc2 decodes a patchfeed chunk to exactly the original (TRUNC_PREC: to c-blosc2's
-    round trip of the same data), patchfeed decodes it identically, and its header is a
+    """c-blosc2 decodes a patchfeed chunk to exactly the original (TRUNC_PREC: to the
+    truncation c-blosc2 applies), patchfeed decodes it identically, and its header is a
     well-formed version-5, 32-byte Blosc2 header recording the requested settings."""
     data = make_data(case.kind, case.nbytes)
     chunk = pf_chunk(case)
     want = data
-    if case.lossy:
-        # TRUNC_PREC as c-blosc2 applies it to whole elements; c-blosc2 leaves the bytes after
-        # the last whole element unwritten in its own chunks, patchfeed keeps them.
-        keep = len(data) - len(data) % case.typesize
-        want = blosc2.decompress2(b2_chunk(case))[:keep] + data[keep:]
+    if case.lossy and not parse_header(chunk).memcpyed:
+        # TRUNC_PREC on whole elements, as c-blosc2 applies it (checked against c-blosc2's own
+        # round trip in test_blosc2_chunk_decodes_exactly); memcpyed chunks hold the raw input.
+        want = case.truncated(data)
     assert_same_bytes(blosc2.decompress2(chunk), want, "blosc2.decompress2(patchfeed chunk)")
     assert_same_bytes(patchfeed.decompress(chunk), want, "patchfeed.decompress(own chunk)")
 
@@ -145,21 +159,38 @@ def test_patchfeed_chunk_decodes_in_blosc2(case: Case, ratio_log):
         ratio_log.append((case.id, len(chunk), b2_size))
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
-def test_header_matches_blosc2(case: Case):
-    """For the same settings patchfeed chooses c-blosc2's block size, stream split, filter
-    slots and codec bytes (chunk_encoder.h promises chunks that look like python-blosc2's)."""
+def check_header_matches_blosc2(case: Case) -> None:
     ours, theirs = parse_header(pf_chunk(case)), parse_header(b2_chunk(case))
     if ours.memcpyed or theirs.memcpyed or ours.special or theirs.special or not case.nbytes:
         pytest.skip("memcpyed/special/empty chunk: layout choices do not apply")
-    assert ours.typesize == theirs.typesize
-    assert ours.flags >> 5 == theirs.flags >> 5, "codec format bits"
-    assert ours.udcodec == theirs.udcodec
-    assert ours.filters == theirs.filters
-    assert ours.filters_meta == theirs.filters_meta
-    assert min(ours.blocksize, case.nbytes) == min(theirs.blocksize, case.nbytes), "blocksize"
-    assert ours.dont_split == theirs.dont_split, "split flag"
-    assert ours.blosc2_flags & 1 == theirs.blosc2_flags & 1, "dictionary flag"
+    fields = {
+        "typesize": (ours.typesize, theirs.typesize),
+        "codec format bits": (ours.flags >> 5, theirs.flags >> 5),
+        "codec byte": (ours.udcodec, theirs.udcodec),
+        "filters": (ours.filters, theirs.filters),
+        "filters_meta": (ours.filters_meta, theirs.filters_meta),
+        "blocksize": (min(ours.blocksize, case.nbytes), min(theirs.blocksize, case.nbytes)),
+        "split": (not ours.dont_split, not theirs.dont_split),
+        "dictionary": (ours.blosc2_flags & 1, theirs.blosc2_flags & 1),
+    }
+    differ = {k: v for k, v in fields.items() if v[0] != v[1]}
+    assert not differ, "patchfeed vs c-blosc2: " + ", ".join(
+        f"{k} {a} vs {b}" for k, (a, b) in differ.items()
+    )
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.use_dict], ids=lambda c: c.id)
+def test_header_matches_blosc2(case: Case):
+    """For the same settings patchfeed chooses c-blosc2's block size, stream split, filter
+    slots and codec bytes (chunk_encoder.h promises chunks that look like python-blosc2's)."""
+    check_header_matches_blosc2(case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.use_dict], ids=lambda c: c.id)
+def test_dict_header_matches_blosc2(case: Case):
+    """As test_header_matches_blosc2, for chunks with a dictionary: c-blosc2 3.x splits dict
+    chunks like the others and picks its own block sizes for them."""
+    check_header_matches_blosc2(case)
 
 
 @pytest.mark.parametrize("chain", ["shuffle", "bitshuffle"])
@@ -180,8 +211,9 @@ def test_multithreaded_blosc2_chunk(nthreads):
     decodes exactly."""
     data = make_data("smooth_f32", 2_000_003)
     for codec in (blosc2.Codec.LZ4, blosc2.Codec.ZSTD):
-        chunk = blosc2.compress2(data, typesize=4, codec=codec, clevel=5, blocksize=16384,
-                                 nthreads=nthreads)
+        chunk = blosc2.compress2(
+            data, typesize=4, codec=codec, clevel=5, blocksize=16384, nthreads=nthreads
+        )
         assert_same_bytes(patchfeed.decompress(chunk), data, f"{codec.name} x{nthreads}")
 
 

@@ -22,28 +22,39 @@ def _corpus() -> dict[str, bytes]:
     lab = make_data("labels_u8", 9000)
     b2 = blosc2.Filter
     return {
-        "pf-lz4-shuffle-split": patchfeed.compress(f32, typesize=4, codec="lz4", blocksize=2048,
-                                                   splitmode="always"),
-        "pf-zstd-dict": patchfeed.compress(lab, typesize=1, codec="zstd", blocksize=1024,
-                                           use_dict=True),
-        "pf-lz4-dict": patchfeed.compress(lab, typesize=1, codec="lz4", blocksize=1024,
-                                          use_dict=True),
-        "pf-blosclz-delta-shuffle": patchfeed.compress(f32, typesize=4, codec="blosclz",
-                                                       filters=["delta", "shuffle"],
-                                                       blocksize=2000),
-        "pf-zlib-bitshuffle": patchfeed.compress(f32[:5999], typesize=4, codec="zlib",
-                                                 filters=["bitshuffle"], blocksize=1600),
-        "pf-lz4hc-bytedelta": patchfeed.compress(f32, typesize=4, codec="lz4hc",
-                                                 filters=["shuffle", "bytedelta"]),
-        "pf-blosc1-bitshuffle": patchfeed.compress(f32[:5997], typesize=4, codec="lz4",
-                                                   filters=["bitshuffle"], blosc1=True,
-                                                   blocksize=1024),
+        "pf-lz4-shuffle-split": patchfeed.compress(
+            f32, typesize=4, codec="lz4", blocksize=2048, splitmode="always"
+        ),
+        "pf-zstd-dict": patchfeed.compress(
+            lab, typesize=1, codec="zstd", blocksize=1024, use_dict=True
+        ),
+        "pf-lz4-dict": patchfeed.compress(
+            lab, typesize=1, codec="lz4", blocksize=1024, use_dict=True
+        ),
+        "pf-blosclz-delta-shuffle": patchfeed.compress(
+            f32, typesize=4, codec="blosclz", filters=["delta", "shuffle"], blocksize=2000
+        ),
+        "pf-zlib-bitshuffle": patchfeed.compress(
+            f32[:5999], typesize=4, codec="zlib", filters=["bitshuffle"], blocksize=1600
+        ),
+        "pf-lz4hc-bytedelta": patchfeed.compress(
+            f32, typesize=4, codec="lz4hc", filters=["shuffle", "bytedelta"]
+        ),
+        "pf-blosc1-bitshuffle": patchfeed.compress(
+            f32[:5997], typesize=4, codec="lz4", filters=["bitshuffle"], blosc1=True, blocksize=1024
+        ),
         "pf-memcpyed": patchfeed.compress(f32[:500], typesize=4, clevel=0),
-        "b2-zstd-split": blosc2.compress2(f32, typesize=4, codec=blosc2.Codec.ZSTD, clevel=1,
-                                          blocksize=2048, nthreads=1),
-        "b2-blosclz-bitshuffle": blosc2.compress2(lab, typesize=2, codec=blosc2.Codec.BLOSCLZ,
-                                                  filters=[b2.BITSHUFFLE], blocksize=4096,
-                                                  nthreads=1),
+        "b2-zstd-split": blosc2.compress2(
+            f32, typesize=4, codec=blosc2.Codec.ZSTD, clevel=1, blocksize=2048, nthreads=1
+        ),
+        "b2-blosclz-bitshuffle": blosc2.compress2(
+            lab,
+            typesize=2,
+            codec=blosc2.Codec.BLOSCLZ,
+            filters=[b2.BITSHUFFLE],
+            blocksize=4096,
+            nthreads=1,
+        ),
         "b1-lz4-shuffle": blosc.compress(f32, 4, 5, blosc.SHUFFLE, "lz4"),
         "b1-zstd-bitshuffle": blosc.compress(f32[:4001], 4, 5, blosc.BITSHUFFLE, "zstd"),
     }
@@ -124,8 +135,7 @@ def test_unknown_codec_id_names_it(codec_id):
 @pytest.mark.parametrize("fmt", [2, 5, 7])
 def test_unsupported_codec_format_bits(fmt):
     """Codec format 2 (Snappy), 5 (reserved) and 7 (super-chunk codec) are unsupported."""
-    for chunk in (BASE, blosc.compress(make_data("smooth_f32", 20000), 4, 5, blosc.SHUFFLE,
-                                       "lz4")):
+    for chunk in (BASE, blosc.compress(make_data("smooth_f32", 20000), 4, 5, blosc.SHUFFLE, "lz4")):
         with pytest.raises(NotImplementedError):
             patchfeed.decompress(with_bytes(chunk, b2=(chunk[2] & 0x1F) | (fmt << 5)))
 
@@ -169,8 +179,9 @@ def test_corrupt_header_fields(name):
 def test_unsupported_header_features(name):
     """Variable-length blocks, unknown blosc2_flags2 bits and instrumented chunks raise
     NotImplementedError."""
-    at = {"vl-blocks": dict(b30=1), "flags2-reserved": dict(b30=4),
-          "instrumented": dict(b31=0x80)}[name]
+    at = {"vl-blocks": dict(b30=1), "flags2-reserved": dict(b30=4), "instrumented": dict(b31=0x80)}[
+        name
+    ]
     with pytest.raises(NotImplementedError):
         patchfeed.decompress(with_bytes(BASE, **at))
 
@@ -206,8 +217,9 @@ BAD_ARGS = {
     "dict-blosclz": dict(codec="blosclz", use_dict=True),
     "dict-zlib": dict(codec="zlib", use_dict=True),
     "blocksize-negative": dict(blocksize=-1),
-    "delta-after-trunc_prec": dict(typesize=4, filters=["trunc_prec", "delta"],
-                                   filters_meta=[10, 0]),
+    "delta-after-trunc_prec": dict(
+        typesize=4, filters=["trunc_prec", "delta"], filters_meta=[10, 0]
+    ),
 }
 
 

@@ -27,8 +27,14 @@ def schunk_special(special, nitems: int, typesize: int, value=None) -> bytes:
     return s.get_chunk(0)
 
 
-def special_header(nbytes: int, special: int, typesize: int = 4, value: bytes = b"",
-                   flags: int = 0x05, filters: bytes = bytes(6)) -> bytes:
+def special_header(
+    nbytes: int,
+    special: int,
+    typesize: int = 4,
+    value: bytes = b"",
+    flags: int = 0x05,
+    filters: bytes = bytes(6),
+) -> bytes:
     """A hand-made 32-byte special-value chunk (+ value bytes for the repeated value)."""
     head = struct.pack("<BBBBiii", 5, 1, flags, typesize, nbytes, nbytes, 32 + len(value))
     return head + filters + bytes(2) + bytes(6) + bytes(1) + bytes([special << 4]) + value
@@ -47,10 +53,12 @@ def test_blosc2_nan_chunk(dtype, nitems):
     assert patchfeed.chunk_info(chunk)["special"] == 2
 
 
-@pytest.mark.parametrize("special", [blosc2.SpecialValue.ZERO, blosc2.SpecialValue.UNINIT],
-                         ids=["zeros", "uninit"])
-@pytest.mark.parametrize("nbytes_ts", [(4, 1), (4000, 4), (100003, 1), (8388608, 8)],
-                         ids=lambda p: f"n{p[0]}-ts{p[1]}")
+@pytest.mark.parametrize(
+    "special", [blosc2.SpecialValue.ZERO, blosc2.SpecialValue.UNINIT], ids=["zeros", "uninit"]
+)
+@pytest.mark.parametrize(
+    "nbytes_ts", [(4, 1), (4000, 4), (100003, 1), (8388608, 8)], ids=lambda p: f"n{p[0]}-ts{p[1]}"
+)
 def test_blosc2_zero_and_uninit_chunks(special, nbytes_ts):
     """c-blosc2 zero chunks and uninitialised chunks decode to zeros (uninit: for
     determinism, as the format notes recommend)."""
@@ -61,10 +69,17 @@ def test_blosc2_zero_and_uninit_chunks(special, nbytes_ts):
     assert patchfeed.chunk_info(chunk)["special"] == special.value
 
 
-@pytest.mark.parametrize("value", [np.float32(3.5), np.float64(-1e300), np.int16(-2),
-                                   np.uint8(7), np.frombuffer(bytes(range(256)) + b"xyz" * 15,
-                                                              dtype="V301")[0]],
-                         ids=["f4", "f8", "i2", "u1", "V301"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        np.float32(3.5),
+        np.float64(-1e300),
+        np.int16(-2),
+        np.uint8(7),
+        np.frombuffer(bytes(range(256)) + b"xyz" * 15, dtype="V301")[0],
+    ],
+    ids=["f4", "f8", "i2", "u1", "V301"],
+)
 def test_blosc2_repeated_value_chunk(value):
     """A c-blosc2 repeated-value chunk decodes to the value repeated; the value size comes
     from cbytes - 32, also for values wider than the 255 a typesize byte can hold."""
@@ -85,8 +100,10 @@ def test_blosc2_compress_of_zeros_is_special():
 
 HAND_MADE = {
     "zeros": (special_header(1000, 1), bytes(1000)),
-    "zeros-codec-bits": (special_header(999, 1, flags=0x95, filters=b"\x01\x00\x00\x00\x00\x02"),
-                         bytes(999)),
+    "zeros-codec-bits": (
+        special_header(999, 1, flags=0x95, filters=b"\x01\x00\x00\x00\x00\x02"),
+        bytes(999),
+    ),
     "nan-f4": (special_header(40, 2, 4), struct.pack("<I", 0x7FC00000) * 10),
     "nan-f8": (special_header(80, 2, 8), struct.pack("<Q", 0x7FF8000000000000) * 10),
     "uninit": (special_header(4096, 4), bytes(4096)),
@@ -155,15 +172,15 @@ def reorder_blocks(chunk: bytes, order: list[int]) -> bytes:
     h = parse_header(chunk)
     starts = bstarts(chunk)
     ends = {s: e for s, e in zip(sorted(starts), sorted(starts)[1:] + [h.cbytes], strict=True)}
-    pieces = [chunk[starts[j]:ends[starts[j]]] for j in range(len(starts))]
+    pieces = [chunk[starts[j] : ends[starts[j]]] for j in range(len(starts))]
     data_start = min(starts)
     new_starts, body, pos = [0] * len(starts), b"", data_start
     for j in order:
         new_starts[j] = pos
         body += pieces[j]
         pos += len(pieces[j])
-    head = chunk[:h.header_size] + struct.pack(f"<{len(starts)}i", *new_starts)
-    return head + chunk[len(head):data_start] + body
+    head = chunk[: h.header_size] + struct.pack(f"<{len(starts)}i", *new_starts)
+    return head + chunk[len(head) : data_start] + body
 
 
 @pytest.mark.parametrize("codec", CODECS)
@@ -171,9 +188,10 @@ def test_blocks_out_of_index_order(codec):
     """Blocks stored in reverse order (as a multi-threaded c-blosc2 may write them) decode
     exactly; c-blosc2 accepts the rewritten chunk too, which validates the construction."""
     data = make_data("smooth_f32", 50003)
-    for chunk in (blosc2.compress2(data, typesize=4, codec=B2_CODEC[codec], blocksize=8192,
-                                   nthreads=1),
-                  patchfeed.compress(data, typesize=4, codec=codec, blocksize=8192)):
+    for chunk in (
+        blosc2.compress2(data, typesize=4, codec=B2_CODEC[codec], blocksize=8192, nthreads=1),
+        patchfeed.compress(data, typesize=4, codec=codec, blocksize=8192),
+    ):
         n = len(bstarts(chunk))
         assert n == 7
         shuffled = reorder_blocks(chunk, list(reversed(range(n))))
@@ -186,8 +204,10 @@ def test_bytes_after_cbytes_ignored():
     """Bytes after the chunk's cbytes (a chunk sliced out of a larger file) are ignored, as
     c-blosc2 does."""
     data = make_data("labels_i16", 30000)
-    for chunk in (blosc2.compress2(data, typesize=2, nthreads=1),
-                  patchfeed.compress(data, typesize=2, codec="zstd")):
+    for chunk in (
+        blosc2.compress2(data, typesize=2, nthreads=1),
+        patchfeed.compress(data, typesize=2, codec="zstd"),
+    ):
         assert blosc2.decompress2(chunk + b"\xff" * 100) == data
         assert patchfeed.decompress(chunk + b"\xff" * 100) == data
 
@@ -206,8 +226,9 @@ def test_explicit_blocksize(typesize, blocksize):
     assert blosc2.decompress2(ours) == data
     if blocksize % typesize:
         return  # c-blosc2 >= 3.0 records the block size asked for, not the one used (notes 8.14)
-    theirs = blosc2.compress2(data, typesize=typesize, codec=blosc2.Codec.LZ4,
-                              blocksize=blocksize, nthreads=1)
+    theirs = blosc2.compress2(
+        data, typesize=typesize, codec=blosc2.Codec.LZ4, blocksize=blocksize, nthreads=1
+    )
     recorded = min(parse_header(theirs).blocksize, len(data))
     if recorded % typesize == 0:
         assert patchfeed.decompress(theirs) == data

@@ -1,9 +1,19 @@
 """patchfeed: a fast patch loader for training on N-d Blosc2 data.
 
-The codec layer is exposed for tools and tests: `compress`, `decompress`, `chunk_info`.
+Chunks: `compress`, `decompress`, `chunk_info`. Arrays: `open_array` (then `read_box` or
+slicing), `write_b2nd`.
 """
 
 from patchfeed._core import CorruptDataError, chunk_info, compress, decompress
+from patchfeed.frames import NdArray, open_array, write_b2nd
 
-__all__ = ["CorruptDataError", "chunk_info", "compress", "decompress"]
+__all__ = [
+    "CorruptDataError",
+    "NdArray",
+    "chunk_info",
+    "compress",
+    "decompress",
+    "open_array",
+    "write_b2nd",
+]
 __version__ = "0.1.0"

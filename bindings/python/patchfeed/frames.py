@@ -1,0 +1,62 @@
+"""Reading and writing `.b2nd` arrays with NumPy: `open_array`, `read_box`, `write_b2nd`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from patchfeed import _core
+
+
+class NdArray:
+    """An opened `.b2nd` array. Reads decode only the blocks a box touches, GIL released."""
+
+    def __init__(self, path: str, io: str = "mmap") -> None:
+        self._reader = _core.NdArrayReader(str(path), io)
+        self.shape = tuple(self._reader.shape)
+        self.dtype = np.dtype(self._reader.dtype)
+        self.chunks = tuple(self._reader.chunks)
+        self.blocks = tuple(self._reader.blocks)
+
+    def read_box(self, start: Sequence[int], stop: Sequence[int], pad: float = 0) -> np.ndarray:
+        """Returns array[start:stop] as a new array; parts outside the array are `pad`."""
+        raw = self._reader.read_box(list(start), list(stop), float(pad))
+        shape = tuple(max(0, b - a) for a, b in zip(start, stop))
+        return np.frombuffer(raw, dtype=self.dtype).reshape(shape)
+
+    def __getitem__(self, key) -> np.ndarray:
+        """Basic slicing with steps of 1, e.g. arr[0, 10:20, :]."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        start, stop, squeeze = [], [], []
+        for d, n in enumerate(self.shape):
+            k = key[d] if d < len(key) else slice(None)
+            if isinstance(k, int):
+                k = k + n if k < 0 else k
+                start.append(k)
+                stop.append(k + 1)
+                squeeze.append(d)
+            else:
+                a, b, step = k.indices(n)
+                if step != 1:
+                    raise ValueError("only steps of 1 are supported")
+                start.append(a)
+                stop.append(max(a, b))
+        out = self.read_box(start, stop)
+        return out.squeeze(axis=tuple(squeeze)) if squeeze else out
+
+
+def open_array(path: str, io: str = "mmap") -> NdArray:
+    """Opens a `.b2nd` file or sparse frame directory."""
+    return NdArray(path, io)
+
+
+def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequence[int],
+               codec: str = "zstd", clevel: int = 5, filters: Sequence[str] = ("shuffle",),
+               splitmode: str = "auto", sparse: bool = False) -> None:
+    """Writes `array` as a `.b2nd` frame readable by python-blosc2."""
+    array = np.ascontiguousarray(array)
+    _core.write_b2nd(str(path), array.reshape(-1).view(np.uint8), list(array.shape),
+                     array.dtype.str, list(chunks), list(blocks), codec, clevel, list(filters),
+                     splitmode, sparse)

@@ -1,0 +1,201 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// `patchfeed info FILE` (metadata as JSON) and `patchfeed read FILE --box ... --out OUT`.
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/file_io.h"
+#include "codec/nd_reader.h"
+
+namespace patchfeed::cli {
+namespace {
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+template <typename T>
+std::string JsonList(const std::vector<T>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+std::string JsonStrings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + JsonString(v[i]);
+  return out + "]";
+}
+
+std::string CodecNameOf(uint8_t compcode) {
+  switch (compcode) {
+    case 0:
+    case 1:
+    case 2:
+    case 4:
+    case 5:
+      return std::string(codec::CodecName(static_cast<codec::Codec>(compcode)));
+    default:
+      return "codec " + std::to_string(compcode);
+  }
+}
+
+// "a:b,c:d" with empty ends meaning the array's bounds; fewer entries than dimensions leave
+// the rest whole.
+Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>& shape) {
+  codec::Box box;
+  box.start.assign(shape.size(), 0);
+  box.stop = shape;
+  if (spec.empty()) return box;
+  std::stringstream ss(spec);
+  std::string part;
+  size_t d = 0;
+  while (std::getline(ss, part, ',')) {
+    if (d >= shape.size()) return InvalidArgumentError("--box has more ranges than dimensions");
+    const auto colon = part.find(':');
+    if (colon == std::string::npos) {
+      return InvalidArgumentError("--box range '" + part + "' is not start:stop");
+    }
+    try {
+      const std::string a = part.substr(0, colon), b = part.substr(colon + 1);
+      size_t used = 0;
+      if (!a.empty()) {
+        box.start[d] = std::stoll(a, &used);
+        if (used != a.size()) throw std::invalid_argument(a);
+      }
+      if (!b.empty()) {
+        box.stop[d] = std::stoll(b, &used);
+        if (used != b.size()) throw std::invalid_argument(b);
+      }
+    } catch (const std::exception&) {
+      return InvalidArgumentError("--box range '" + part + "' is not start:stop");
+    }
+    if (box.stop[d] < box.start[d]) {
+      return InvalidArgumentError("--box range '" + part + "' ends before it starts");
+    }
+    ++d;
+  }
+  return box;
+}
+
+std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int64_t>& shape) {
+  std::string dict = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+  }
+  dict += "), }";
+  // Magic (6) + version (2) + length (2) + dict + padding + '\n', a multiple of 64 bytes.
+  const size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+  dict.append(total - 10 - dict.size() - 1, ' ');
+  dict += '\n';
+  std::vector<std::byte> h;
+  const char magic[] = "\x93NUMPY\x01\x00";
+  for (int i = 0; i < 8; ++i) h.push_back(static_cast<std::byte>(magic[i]));
+  h.push_back(static_cast<std::byte>(dict.size() & 0xFF));
+  h.push_back(static_cast<std::byte>(dict.size() >> 8));
+  for (char c : dict) h.push_back(static_cast<std::byte>(c));
+  return h;
+}
+
+}  // namespace
+
+Status RunInfo(const std::vector<std::string>& argv) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {}, {}));
+  if (args.positional.size() != 1) return InvalidArgumentError("usage: patchfeed info FILE");
+  PATCHFEED_ASSIGN_OR_RETURN(const codec::FrameReader frame,
+                             codec::FrameReader::Open(args.positional[0]));
+  const codec::FrameInfo& f = frame.info();
+  std::vector<std::string> filters, metalayers;
+  std::vector<int> filters_meta;
+  for (size_t i = 0; i < f.filters.size(); ++i) {
+    if (f.filters[i] == 0) continue;
+    filters.push_back(codec::FilterName(f.filters[i]));
+    filters_meta.push_back(f.filters_meta[i]);
+  }
+  for (const auto& m : f.metalayers) metalayers.push_back(m.first);
+  std::string json = "{\n";
+  auto add = [&](const std::string& key, const std::string& value) {
+    json += (json.size() > 2 ? ",\n" : "") + std::string("  ") + JsonString(key) + ": " + value;
+  };
+  add("path", JsonString(frame.path()));
+  add("sparse", f.sparse ? "true" : "false");
+  if (const auto* content = f.metalayer("b2nd")) {
+    PATCHFEED_ASSIGN_OR_RETURN(const codec::B2ndMeta meta, codec::ParseB2ndMeta(*content));
+    add("shape", JsonList(meta.shape));
+    add("dtype", JsonString(meta.dtype));
+    add("chunks", JsonList(meta.chunkshape));
+    add("blocks", JsonList(meta.blockshape));
+  }
+  add("typesize", std::to_string(f.typesize));
+  add("codec", JsonString(CodecNameOf(f.compcode)));
+  add("clevel", std::to_string(f.clevel));
+  add("filters", JsonStrings(filters));
+  add("filters_meta", JsonList(filters_meta));
+  add("nchunks", std::to_string(f.nchunks));
+  add("chunksize", std::to_string(f.chunksize));
+  add("blocksize", std::to_string(f.blocksize));
+  add("nbytes", std::to_string(f.nbytes));
+  add("cbytes", std::to_string(f.cbytes));
+  add("metalayers", JsonStrings(metalayers));
+  add("vlmetalayers", JsonStrings(f.vlmetalayer_names));
+  json += "\n}\n";
+  std::fputs(json.c_str(), stdout);
+  return Status::Ok();
+}
+
+Status RunRead(const std::vector<std::string>& argv) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args,
+                             ParseArgs(argv, {"box", "pad", "out", "io"}, {"npy"}));
+  const auto out_path = args.Get("out");
+  if (args.positional.size() != 1 || !out_path) {
+    return InvalidArgumentError("usage: patchfeed read FILE [--box a:b,c:d,...] [--pad V] "
+                                "--out OUT|- [--npy] [--io mmap|pread]");
+  }
+  const std::string io = args.Get("io").value_or("mmap");
+  if (io != "mmap" && io != "pread") return InvalidArgumentError("--io must be mmap or pread");
+  codec::FrameOpenOptions options;
+  options.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
+  PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader array,
+                             codec::NdArrayReader::Open(args.positional[0], options));
+  PATCHFEED_ASSIGN_OR_RETURN(const codec::Box box,
+                             ParseBox(args.Get("box").value_or(""), array.meta().shape));
+  double pad = 0;
+  if (const auto p = args.Get("pad")) {
+    try {
+      pad = std::stod(*p);
+    } catch (const std::exception&) {
+      return InvalidArgumentError("--pad expects a number, got '" + *p + "'");
+    }
+  }
+  auto pad_item = codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad);
+  if (!pad_item.ok()) return pad_item.status().WithContext(args.positional[0]);
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<std::byte> data, array.ReadBox(box, *pad_item));
+  if (args.has_flag("npy")) {
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < box.start.size(); ++d) shape.push_back(box.stop[d] - box.start[d]);
+    std::vector<std::byte> npy = NpyHeader(array.meta().dtype, shape);
+    npy.insert(npy.end(), data.begin(), data.end());
+    data = std::move(npy);
+  }
+  return WriteWholeFile(*out_path, data);
+}
+
+}  // namespace patchfeed::cli

@@ -1,0 +1,216 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "codec/b2nd_meta.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "common/byte_order.h"
+
+namespace patchfeed::codec {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::span<const std::byte> b) : b_(b) {}
+  Result<uint8_t> Byte() {
+    if (pos_ >= b_.size()) return Truncated();
+    return static_cast<uint8_t>(b_[pos_++]);
+  }
+  template <typename T>
+  Result<T> BE(uint8_t marker) {
+    PATCHFEED_ASSIGN_OR_RETURN(const uint8_t m, Byte());
+    if (m != marker) return DataLossError("b2nd metalayer: unexpected msgpack byte");
+    if (pos_ + sizeof(T) > b_.size()) return Truncated();
+    pos_ += sizeof(T);
+    return LoadBE<T>(b_.data() + pos_ - sizeof(T));
+  }
+  Result<int> FixArray() {
+    PATCHFEED_ASSIGN_OR_RETURN(const uint8_t m, Byte());
+    if ((m & 0xF0) != 0x90) return DataLossError("b2nd metalayer: expected an array");
+    return m & 0x0F;
+  }
+  bool done() const { return pos_ >= b_.size(); }
+  Result<std::string> Str32() {
+    PATCHFEED_ASSIGN_OR_RETURN(const int32_t len, BE<int32_t>(0xDB));
+    if (len < 0 || pos_ + static_cast<size_t>(len) > b_.size()) return Truncated();
+    std::string s(reinterpret_cast<const char*>(b_.data() + pos_), static_cast<size_t>(len));
+    pos_ += static_cast<size_t>(len);
+    return s;
+  }
+
+ private:
+  static Status Truncated() { return DataLossError("b2nd metalayer is truncated"); }
+  std::span<const std::byte> b_;
+  size_t pos_ = 0;
+};
+
+void PutByte(std::vector<std::byte>& out, uint8_t v) { out.push_back(std::byte{v}); }
+template <typename T>
+void PutBE(std::vector<std::byte>& out, uint8_t marker, T v) {
+  PutByte(out, marker);
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  StoreBE<T>(out.data() + at, v);
+}
+
+}  // namespace
+
+Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
+  Reader r(content);
+  B2ndMeta m;
+  PATCHFEED_ASSIGN_OR_RETURN(const int fields, r.FixArray());
+  PATCHFEED_ASSIGN_OR_RETURN(const uint8_t version, r.Byte());
+  PATCHFEED_ASSIGN_OR_RETURN(const uint8_t ndim, r.Byte());
+  if (version > 0x7F || ndim > kMaxDims) {
+    return DataLossError("b2nd metalayer: ndim " + std::to_string(ndim) + " exceeds " +
+                         std::to_string(kMaxDims));
+  }
+  m.version = version;
+  for (int pass = 0; pass < 3; ++pass) {
+    PATCHFEED_ASSIGN_OR_RETURN(const int n, r.FixArray());
+    if (n != ndim) return DataLossError("b2nd metalayer: shape arrays disagree with ndim");
+    for (int d = 0; d < n; ++d) {
+      if (pass == 0) {
+        PATCHFEED_ASSIGN_OR_RETURN(const int64_t v, r.BE<int64_t>(0xD3));
+        m.shape.push_back(v);
+      } else {
+        PATCHFEED_ASSIGN_OR_RETURN(const int32_t v, r.BE<int32_t>(0xD2));
+        (pass == 1 ? m.chunkshape : m.blockshape).push_back(v);
+      }
+    }
+  }
+  if (fields >= 7 && !r.done()) {
+    PATCHFEED_ASSIGN_OR_RETURN(const uint8_t format, r.Byte());
+    if (format != 0) {
+      return UnimplementedError("b2nd dtype format " + std::to_string(format) +
+                                " (only NumPy dtype strings are known)");
+    }
+    PATCHFEED_ASSIGN_OR_RETURN(m.dtype, r.Str32());
+  }
+  for (int d = 0; d < ndim; ++d) {
+    const auto i = static_cast<size_t>(d);
+    if (m.shape[i] < 0) return DataLossError("b2nd metalayer: negative shape");
+    if (m.shape[i] == 0) continue;  // an empty array; chunks and blocks are irrelevant
+    if (m.chunkshape[i] <= 0 || m.blockshape[i] <= 0 || m.blockshape[i] > m.chunkshape[i]) {
+      return DataLossError("b2nd metalayer: dimension " + std::to_string(d) + " has chunk " +
+                           std::to_string(m.chunkshape[i]) + " and block " +
+                           std::to_string(m.blockshape[i]));
+    }
+  }
+  return m;
+}
+
+std::vector<std::byte> SerializeB2ndMeta(const B2ndMeta& m) {
+  std::vector<std::byte> out;
+  PutByte(out, 0x97);
+  PutByte(out, static_cast<uint8_t>(m.version));
+  PutByte(out, static_cast<uint8_t>(m.ndim()));
+  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  for (int64_t v : m.shape) PutBE<int64_t>(out, 0xD3, v);
+  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  for (int32_t v : m.chunkshape) PutBE<int32_t>(out, 0xD2, v);
+  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  for (int32_t v : m.blockshape) PutBE<int32_t>(out, 0xD2, v);
+  PutByte(out, 0);  // dtype format: NumPy
+  PutBE<int32_t>(out, 0xDB, static_cast<int32_t>(m.dtype.size()));
+  for (char c : m.dtype) PutByte(out, static_cast<uint8_t>(c));
+  return out;
+}
+
+int64_t ItemSizeOfDtype(const std::string& dtype) {
+  if (dtype.size() < 3 || (dtype[0] != '<' && dtype[0] != '>' && dtype[0] != '|' &&
+                           dtype[0] != '=')) {
+    return 0;
+  }
+  const char kind = dtype[1];
+  int64_t n = 0;
+  const char* begin = dtype.data() + 2;
+  const char* end = dtype.data() + dtype.size();
+  const auto [ptr, ec] = std::from_chars(begin, end, n);
+  if (ec != std::errc() || n <= 0) return 0;
+  if (ptr != end && !(kind == 'M' || kind == 'm')) return 0;  // datetime units follow
+  return kind == 'U' ? 4 * n : n;
+}
+
+Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t itemsize,
+                                              double value) {
+  std::vector<std::byte> item(static_cast<size_t>(itemsize));
+  if (value == 0.0) return item;
+  const char kind = dtype.size() >= 2 ? dtype[1] : '?';
+  const auto fail = [&]() {
+    return InvalidArgumentError("cannot represent " + std::to_string(value) + " as dtype '" +
+                                dtype + "'");
+  };
+  uint64_t bits = 0;
+  if (kind == 'f' && itemsize == 4) {
+    const auto f = static_cast<float>(value);
+    uint32_t b;
+    std::memcpy(&b, &f, 4);
+    bits = b;
+  } else if (kind == 'f' && itemsize == 8) {
+    std::memcpy(&bits, &value, 8);
+  } else if ((kind == 'i' || kind == 'u' || kind == 'b') && itemsize <= 8) {
+    if (value != std::floor(value)) return fail();
+    const int nbits = static_cast<int>(itemsize * 8);
+    if (kind == 'i') {
+      const double lim = std::ldexp(1.0, nbits - 1);
+      if (value < -lim || value >= lim) return fail();
+      bits = static_cast<uint64_t>(static_cast<int64_t>(value));
+    } else {
+      if (value < 0 || value >= std::ldexp(1.0, nbits) || (kind == 'b' && value > 1)) {
+        return fail();
+      }
+      bits = static_cast<uint64_t>(value);
+    }
+  } else {
+    return fail();
+  }
+  for (int64_t i = 0; i < itemsize; ++i) {
+    const int64_t pos = dtype[0] == '>' ? itemsize - 1 - i : i;
+    item[static_cast<size_t>(pos)] = std::byte{static_cast<uint8_t>(bits >> (8 * i))};
+  }
+  return item;
+}
+
+Result<NdGeometry> NdGeometry::Make(const B2ndMeta& meta, int64_t itemsize) {
+  NdGeometry g;
+  g.ndim = meta.ndim();
+  g.itemsize = itemsize;
+  if (itemsize <= 0) return DataLossError("b2nd array with item size " + std::to_string(itemsize));
+  g.nchunks = 1;
+  g.chunk_nitems = 1;
+  g.block_nitems = 1;
+  bool empty = false;
+  for (int d = 0; d < g.ndim; ++d) {
+    const auto i = static_cast<size_t>(d);
+    const int64_t s = meta.shape[i];
+    const int64_t c = meta.chunkshape[i];
+    const int64_t b = meta.blockshape[i];
+    g.shape.push_back(s);
+    g.chunkshape.push_back(c);
+    g.blockshape.push_back(b);
+    if (s == 0) {
+      empty = true;
+      g.chunks_per_dim.push_back(0);
+      g.extchunk.push_back(0);
+      g.blocks_per_chunk.push_back(0);
+      continue;
+    }
+    const int64_t ext = (c + b - 1) / b * b;
+    g.chunks_per_dim.push_back((s + c - 1) / c);
+    g.extchunk.push_back(ext);
+    g.blocks_per_chunk.push_back(ext / b);
+    g.nchunks *= g.chunks_per_dim.back();
+    g.chunk_nitems *= ext;
+    g.block_nitems *= b;
+    if (g.chunk_nitems * itemsize > INT32_MAX) {
+      return DataLossError("b2nd chunks of more than 2 GiB");
+    }
+  }
+  if (empty) g.nchunks = 0;
+  return g;
+}
+
+}  // namespace patchfeed::codec

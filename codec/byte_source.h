@@ -1,0 +1,61 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_BYTE_SOURCE_H_
+#define PATCHFEED_CODEC_BYTE_SOURCE_H_
+
+/// \file
+/// ByteSource: random read-only access to the bytes of one file (or a buffer), shared by every
+/// worker that reads the frame in it.
+///
+/// Two ways to reach a local file, chosen at open:
+/// - kMmap (default): the file is mapped once; `Data()` returns pointers into the mapping, so
+///   chunks are decoded straight from the page cache with no copy and no system call.
+/// - kPread: positional reads of exactly the bytes asked for. On network file systems a mapped
+///   page fault becomes a 4 KiB round trip; explicit reads of whole chunks are far cheaper.
+///
+/// All methods are const and thread-safe: pread and reads from a mapping keep no state.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace patchfeed::codec {
+
+enum class IoMode : uint8_t { kMmap, kPread };
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+
+  /// The file name (or a label), for error messages.
+  virtual const std::string& name() const = 0;
+  virtual uint64_t size() const = 0;
+
+  /// Pointer to bytes [offset, offset + length) when they are in memory (mapped or buffered),
+  /// nullptr otherwise; then use ReadAt. The range must lie inside size().
+  virtual const std::byte* Data(uint64_t offset, size_t length) const = 0;
+
+  /// Reads exactly `out.size()` bytes at `offset`. kDataLoss when the range passes the end,
+  /// kIoError when the system refuses.
+  virtual Status ReadAt(uint64_t offset, std::span<std::byte> out) const = 0;
+
+  /// Bytes [offset, offset + length): a pointer into memory when possible, else read into
+  /// `scratch` (resized as needed). Checks the range against size().
+  Result<std::span<const std::byte>> Get(uint64_t offset, size_t length,
+                                         std::vector<std::byte>& scratch) const;
+};
+
+/// Opens `path` read-only in the given mode; the file stays open for every later read.
+/// kNotFound when it does not exist.
+Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mode = IoMode::kMmap);
+
+/// A source over bytes already in memory (tests, freshly written frames).
+std::shared_ptr<ByteSource> MemorySource(std::vector<std::byte> bytes, std::string name);
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_BYTE_SOURCE_H_

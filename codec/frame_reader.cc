@@ -1,0 +1,347 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "codec/frame_reader.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "codec/block_decoder.h"
+#include "common/byte_order.h"
+
+namespace patchfeed::codec {
+namespace {
+
+constexpr int32_t kFixedHeaderLen = 87;
+constexpr int32_t kTrailerTailLen = 23;  // 0xCE + u32 trailer_len + 0xD8 + type + 16 bytes
+constexpr int32_t kMinTrailerLen = 25;
+constexpr char kMagic[8] = {'b', '2', 'f', 'r', 'a', 'm', 'e', '\0'};
+
+uint8_t U8(std::span<const std::byte> b, size_t i) { return static_cast<uint8_t>(b[i]); }
+
+// A bounds-checked cursor over msgpack bytes with the few fixed-width forms frames use.
+class MsgpackCursor {
+ public:
+  MsgpackCursor(std::span<const std::byte> bytes, size_t pos, std::string what)
+      : bytes_(bytes), pos_(pos), what_(std::move(what)) {}
+
+  size_t pos() const { return pos_; }
+
+  Status Expect(uint8_t marker) {
+    PATCHFEED_RETURN_IF_ERROR(Need(1));
+    const uint8_t got = U8(bytes_, pos_);
+    if (got != marker) {
+      return DataLossError(what_ + ": expected msgpack byte 0x" + Hex(marker) + " at offset " +
+                           std::to_string(pos_) + ", found 0x" + Hex(got));
+    }
+    ++pos_;
+    return Status::Ok();
+  }
+  Result<uint16_t> BE16() {
+    PATCHFEED_RETURN_IF_ERROR(Need(2));
+    pos_ += 2;
+    return LoadBE<uint16_t>(bytes_.data() + pos_ - 2);
+  }
+  Result<int32_t> BE32() {
+    PATCHFEED_RETURN_IF_ERROR(Need(4));
+    pos_ += 4;
+    return LoadBE<int32_t>(bytes_.data() + pos_ - 4);
+  }
+  /// A fixstr (0xA0 | len) of at most 31 bytes.
+  Result<std::string> FixStr() {
+    PATCHFEED_RETURN_IF_ERROR(Need(1));
+    const uint8_t m = U8(bytes_, pos_);
+    if ((m & 0xE0) != 0xA0) {
+      return DataLossError(what_ + ": expected a short string at offset " + std::to_string(pos_));
+    }
+    const size_t len = m & 0x1F;
+    ++pos_;
+    PATCHFEED_RETURN_IF_ERROR(Need(len));
+    std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), len);
+    pos_ += len;
+    return s;
+  }
+
+ private:
+  static std::string Hex(uint8_t v) {
+    char buf[4];
+    std::snprintf(buf, sizeof(buf), "%02X", v);
+    return buf;
+  }
+  Status Need(size_t n) const {
+    if (pos_ > bytes_.size() || n > bytes_.size() - pos_) {
+      return DataLossError(what_ + ": ends at offset " + std::to_string(bytes_.size()) +
+                           ", inside an entry at " + std::to_string(pos_));
+    }
+    return Status::Ok();
+  }
+
+  std::span<const std::byte> bytes_;
+  size_t pos_;
+  std::string what_;
+};
+
+// Reads the names of a metalayer index: 0x93, 0xCD u16 size, 0xDE u16 n, n x (name, 0xD2 i32
+// offset). Returns (name, offset) pairs.
+Result<std::vector<std::pair<std::string, int32_t>>> ReadMetaIndex(MsgpackCursor& c) {
+  PATCHFEED_RETURN_IF_ERROR(c.Expect(0x93));
+  PATCHFEED_RETURN_IF_ERROR(c.Expect(0xCD));
+  PATCHFEED_RETURN_IF_ERROR(c.BE16().status());
+  PATCHFEED_RETURN_IF_ERROR(c.Expect(0xDE));
+  PATCHFEED_ASSIGN_OR_RETURN(const uint16_t n, c.BE16());
+  if (n > 64) return DataLossError("metalayer index lists " + std::to_string(n) + " entries");
+  std::vector<std::pair<std::string, int32_t>> entries;
+  for (uint16_t i = 0; i < n; ++i) {
+    PATCHFEED_ASSIGN_OR_RETURN(std::string name, c.FixStr());
+    PATCHFEED_RETURN_IF_ERROR(c.Expect(0xD2));
+    PATCHFEED_ASSIGN_OR_RETURN(const int32_t offset, c.BE32());
+    entries.emplace_back(std::move(name), offset);
+  }
+  return entries;
+}
+
+// Reads the 0xC6 + u32 length + content at `offset` of `bytes`.
+Result<std::vector<std::byte>> ReadBin32(std::span<const std::byte> bytes, int64_t offset,
+                                         const std::string& what) {
+  if (offset < 0 || static_cast<uint64_t>(offset) + 5 > bytes.size() ||
+      U8(bytes, static_cast<size_t>(offset)) != 0xC6) {
+    return DataLossError(what + ": no metalayer content at offset " + std::to_string(offset));
+  }
+  const uint32_t len = LoadBE<uint32_t>(bytes.data() + offset + 1);
+  if (static_cast<uint64_t>(offset) + 5 + len > bytes.size()) {
+    return DataLossError(what + ": content of " + std::to_string(len) +
+                         " bytes runs past the header");
+  }
+  const auto* p = bytes.data() + offset + 5;
+  return std::vector<std::byte>(p, p + len);
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+}  // namespace
+
+const std::vector<std::byte>* FrameInfo::metalayer(std::string_view name) const {
+  for (const auto& [n, content] : metalayers) {
+    if (n == name) return &content;
+  }
+  return nullptr;
+}
+
+Status FrameReader::ParseHeader(std::span<const std::byte> h) {
+  if (U8(h, 0) != 0x9E || U8(h, 1) != 0xA8 || std::memcmp(h.data() + 2, kMagic, 8) != 0) {
+    return DataLossError("not a Blosc2 frame (no 'b2frame' magic at the start)");
+  }
+  if (U8(h, 10) != 0xD2 || U8(h, 15) != 0xCF || U8(h, 24) != 0xA4 || U8(h, 29) != 0xD3 ||
+      U8(h, 38) != 0xD3 || U8(h, 47) != 0xD2 || U8(h, 52) != 0xD2 || U8(h, 57) != 0xD2 ||
+      U8(h, 69) != 0xD8) {
+    return DataLossError("frame header is corrupt (msgpack markers of the fixed part are wrong)");
+  }
+  FrameInfo& f = info_;
+  f.header_len = LoadBE<int32_t>(h.data() + 11);
+  f.frame_len = LoadBE<uint64_t>(h.data() + 16);
+  const uint8_t general = U8(h, 25);
+  f.version = general & 0x0F;
+  f.sparse = (U8(h, 26) & 0x0F) == 1;
+  f.compcode = U8(h, 27) & 0x0F;
+  f.clevel = U8(h, 27) >> 4;
+  f.splitmode = (U8(h, 28) & 0x03) + 1;
+  f.nbytes = LoadBE<int64_t>(h.data() + 30);
+  f.cbytes = LoadBE<int64_t>(h.data() + 39);
+  f.typesize = LoadBE<int32_t>(h.data() + 48);
+  f.blocksize = LoadBE<int32_t>(h.data() + 53);
+  f.chunksize = LoadBE<int32_t>(h.data() + 58);
+  for (int i = 0; i < kMaxFilters; ++i) {
+    f.filters[static_cast<size_t>(i)] = U8(h, static_cast<size_t>(71 + i));
+    f.filters_meta[static_cast<size_t>(i)] = U8(h, static_cast<size_t>(79 + i));
+  }
+  if (f.compcode == 6) f.compcode = U8(h, 77);
+  f.use_dict = (U8(h, 85) & 0x01) != 0;
+
+  if (f.version < 1 || f.version > 3) {
+    return UnimplementedError("frame format version " + std::to_string(f.version));
+  }
+  if (((general >> 4) & 0x03) != 1) {
+    return UnimplementedError("frame offsets that are not 64-bit (general flags 0x" +
+                              std::to_string(general) + ")");
+  }
+  if (f.header_len < kFixedHeaderLen || static_cast<uint64_t>(f.header_len) > f.frame_len) {
+    return DataLossError("header length " + std::to_string(f.header_len) +
+                         " is inconsistent with frame length " + std::to_string(f.frame_len));
+  }
+  if (f.typesize <= 0) return DataLossError("typesize " + std::to_string(f.typesize));
+  if (f.nbytes < 0 || f.cbytes < 0 || f.chunksize < 0) {
+    return DataLossError("negative sizes in the frame header");
+  }
+  if (f.chunksize == 0 && f.nbytes > 0) {
+    return UnimplementedError("frames with chunks of variable size");
+  }
+  f.nchunks = f.nbytes == 0 ? 0 : (f.nbytes + f.chunksize - 1) / f.chunksize;
+  if (f.nchunks > (int64_t{1} << 31) / 8) {
+    return DataLossError(std::to_string(f.nchunks) + " chunks exceed the format's limit");
+  }
+  return Status::Ok();
+}
+
+Status FrameReader::ReadOffsetsAndTrailer() {
+  FrameInfo& f = info_;
+  std::vector<std::byte> scratch;
+  // The whole header, metalayers included.
+  PATCHFEED_ASSIGN_OR_RETURN(const auto header,
+                             source_->Get(0, static_cast<size_t>(f.header_len), scratch));
+  if (f.header_len > kFixedHeaderLen) {
+    MsgpackCursor c(header, kFixedHeaderLen, "metalayer index");
+    PATCHFEED_ASSIGN_OR_RETURN(const auto index, ReadMetaIndex(c));
+    for (const auto& [name, offset] : index) {
+      PATCHFEED_ASSIGN_OR_RETURN(auto content, ReadBin32(header, offset, "metalayer " + name));
+      f.metalayers.emplace_back(name, std::move(content));
+    }
+  }
+  // Trailer: its length sits in the last 23 bytes.
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const auto tail, source_->Get(f.frame_len - kTrailerTailLen, kTrailerTailLen, scratch));
+  if (U8(tail, 0) != 0xCE) return DataLossError("frame trailer is corrupt (no 0xCE marker)");
+  const uint32_t trailer_len = LoadBE<uint32_t>(tail.data() + 1);
+  if (trailer_len < kMinTrailerLen || trailer_len > f.frame_len - kFixedHeaderLen) {
+    return DataLossError("trailer length " + std::to_string(trailer_len) + " is impossible");
+  }
+  const uint64_t trailer_start = f.frame_len - trailer_len;
+  PATCHFEED_ASSIGN_OR_RETURN(const auto trailer, source_->Get(trailer_start, trailer_len, scratch));
+  {
+    MsgpackCursor c(trailer, 0, "trailer");
+    PATCHFEED_RETURN_IF_ERROR(c.Expect(0x94));
+    c = MsgpackCursor(trailer, 2, "trailer");  // skip the version byte
+    PATCHFEED_ASSIGN_OR_RETURN(const auto index, ReadMetaIndex(c));
+    for (const auto& entry : index) f.vlmetalayer_names.push_back(entry.first);
+  }
+  if (f.nchunks == 0) return Status::Ok();
+
+  const uint64_t offsets_start =
+      static_cast<uint64_t>(f.header_len) + (f.sparse ? 0 : static_cast<uint64_t>(f.cbytes));
+  if (offsets_start >= trailer_start) {
+    return DataLossError("chunk data and trailer overlap: no room for the offsets chunk");
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const auto offsets_chunk,
+      source_->Get(offsets_start, static_cast<size_t>(trailer_start - offsets_start), scratch));
+  auto decoded = DecompressChunk(offsets_chunk);
+  if (!decoded.ok()) return decoded.status().WithContext("offsets chunk");
+  if (decoded->size() != static_cast<size_t>(f.nchunks) * 8) {
+    return DataLossError("offsets chunk holds " + std::to_string(decoded->size() / 8) +
+                         " entries for " + std::to_string(f.nchunks) + " chunks");
+  }
+  offsets_.resize(static_cast<size_t>(f.nchunks));
+  std::memcpy(offsets_.data(), decoded->data(), decoded->size());
+  for (int64_t i = 0; i < f.nchunks; ++i) {
+    const int64_t off = offsets_[static_cast<size_t>(i)];
+    if (IsSpecialOffset(off)) {
+      const auto type = static_cast<uint8_t>((static_cast<uint64_t>(off) >> 56) & 0x7F);
+      if (type != 1 && type != 2 && type != 4) {
+        return DataLossError("chunk " + std::to_string(i) + ": invalid special offset");
+      }
+    } else if (!f.sparse && off + kBlosc1HeaderSize > f.cbytes) {
+      return DataLossError("chunk " + std::to_string(i) + ": offset " + std::to_string(off) +
+                           " lies outside the chunk data (" + std::to_string(f.cbytes) +
+                           " bytes)");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) {
+  FrameReader r;
+  r.path_ = source->name();
+  r.source_ = std::move(source);
+  std::vector<std::byte> scratch;
+  auto fixed = r.source_->Get(0, kFixedHeaderLen, scratch);
+  if (!fixed.ok()) {
+    return DataLossError(r.path_ + ": too short for a Blosc2 frame (" +
+                         std::to_string(r.source_->size()) + " bytes)");
+  }
+  Status st = r.ParseHeader(*fixed);
+  if (st.ok() && r.info_.frame_len > r.source_->size()) {
+    st = DataLossError("frame is truncated: header says " + std::to_string(r.info_.frame_len) +
+                       " bytes, the file has " + std::to_string(r.source_->size()));
+  }
+  if (st.ok()) st = r.ReadOffsetsAndTrailer();
+  if (!st.ok()) return st.WithContext(r.path_);
+  return r;
+}
+
+Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions options) {
+  const bool dir = IsDirectory(path);
+  PATCHFEED_ASSIGN_OR_RETURN(auto source,
+                             OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
+  PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));
+  r.path_ = path;
+  if (r.info_.sparse != dir) {
+    return DataLossError(path + (dir ? ": chunks.b2frame is not marked as a sparse frame"
+                                     : ": a sparse frame's index found outside its directory"));
+  }
+  return r;
+}
+
+int32_t FrameReader::chunk_nbytes(int64_t index) const {
+  const int64_t rest = info_.nbytes - index * int64_t{info_.chunksize};
+  return static_cast<int32_t>(std::min<int64_t>(rest, info_.chunksize));
+}
+
+std::string FrameReader::ChunkContext(int64_t index) const {
+  return path_ + ": chunk " + std::to_string(index);
+}
+
+Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
+                                                         std::vector<std::byte>& scratch) const {
+  if (index < 0 || index >= info_.nchunks) {
+    return InvalidArgumentError(path_ + ": chunk index " + std::to_string(index) +
+                                " is outside [0, " + std::to_string(info_.nchunks) + ")");
+  }
+  const int64_t off = offsets_[static_cast<size_t>(index)];
+  if (IsSpecialOffset(off)) {
+    // Synthesize the equivalent 32-byte special chunk so callers handle one form only.
+    const auto type = static_cast<uint8_t>((static_cast<uint64_t>(off) >> 56) & 0x7F);
+    const int32_t nbytes = chunk_nbytes(index);
+    scratch.assign(kBlosc2HeaderSize, std::byte{0});
+    scratch[0] = std::byte{5};
+    scratch[1] = std::byte{1};
+    scratch[2] = std::byte{0x05 | 0x10};
+    scratch[3] = std::byte{static_cast<uint8_t>(info_.typesize > 255 ? 1 : info_.typesize)};
+    StoreLE<int32_t>(scratch.data() + 4, nbytes);
+    StoreLE<int32_t>(scratch.data() + 8, info_.blocksize > 0 ? info_.blocksize : nbytes);
+    StoreLE<int32_t>(scratch.data() + 12, kBlosc2HeaderSize);
+    scratch[31] = std::byte{static_cast<uint8_t>(type << 4)};
+    return std::span<const std::byte>(scratch.data(), kBlosc2HeaderSize);
+  }
+  Result<std::span<const std::byte>> bytes = InternalError("unset");
+  if (info_.sparse) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "/%08llX.chunk", static_cast<unsigned long long>(off));
+    auto file = OpenFile(path_ + name, IoMode::kPread);
+    if (!file.ok()) return file.status().WithContext(ChunkContext(index));
+    const uint64_t size = (*file)->size();
+    scratch.resize(size);
+    Status st = (*file)->ReadAt(0, scratch);
+    if (!st.ok()) return st.WithContext(ChunkContext(index));
+    bytes = std::span<const std::byte>(scratch.data(), size);
+  } else {
+    const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
+    // The chunk's own header says how long it is.
+    std::byte head[kBlosc1HeaderSize];
+    Status st = source_->ReadAt(pos, head);
+    if (!st.ok()) return st.WithContext(ChunkContext(index));
+    const int32_t cbytes = LoadLE<int32_t>(head + 12);
+    if (cbytes < kBlosc1HeaderSize || off + cbytes > info_.cbytes) {
+      return DataLossError(ChunkContext(index) + ": its " + std::to_string(cbytes) +
+                           " bytes at offset " + std::to_string(off) +
+                           " run past the chunk data section");
+    }
+    bytes = source_->Get(pos, static_cast<size_t>(cbytes), scratch);
+    if (!bytes.ok()) return bytes.status().WithContext(ChunkContext(index));
+  }
+  return bytes;
+}
+
+}  // namespace patchfeed::codec

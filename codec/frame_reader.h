@@ -1,0 +1,101 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_FRAME_READER_H_
+#define PATCHFEED_CODEC_FRAME_READER_H_
+
+/// \file
+/// Opens Blosc2 frames: contiguous (`.b2nd`, `.b2frame` files) and sparse (a directory with
+/// `chunks.b2frame` and one file per chunk), and hands out their chunks.
+///
+/// Opening costs one open, a read of the header and one of the offsets chunk plus trailer;
+/// the offsets are decoded once and kept (8 bytes per chunk). A FrameReader is immutable after
+/// Open, so any number of threads may call GetChunk at once without a lock; each brings its
+/// own scratch. Formats: ../shared/reference/blosc2-formats.md sections 4 and 5.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/byte_source.h"
+#include "codec/chunk_format.h"
+#include "common/result.h"
+
+namespace patchfeed::codec {
+
+/// The frame header's fields (section 4.1) and what follows from them.
+struct FrameInfo {
+  int32_t header_len = 0;
+  uint64_t frame_len = 0;
+  int version = 0;
+  bool sparse = false;
+  int64_t nbytes = 0;  ///< all chunks, uncompressed
+  int64_t cbytes = 0;  ///< the chunk-data section (or the chunk files)
+  int32_t typesize = 0;
+  int32_t blocksize = 0;
+  int32_t chunksize = 0;
+  int64_t nchunks = 0;
+  uint8_t compcode = 0;  ///< defaults for new chunks; every chunk carries its own
+  uint8_t clevel = 0;
+  int splitmode = 0;
+  std::array<uint8_t, kMaxFilters> filters{};
+  std::array<uint8_t, kMaxFilters> filters_meta{};
+  bool use_dict = false;
+  /// Fixed metalayers (name, content) in index order, e.g. ("b2nd", ...).
+  std::vector<std::pair<std::string, std::vector<std::byte>>> metalayers;
+  /// Names of the variable-length metalayers in the trailer.
+  std::vector<std::string> vlmetalayer_names;
+
+  /// The content of metalayer `name`, or nullptr.
+  const std::vector<std::byte>* metalayer(std::string_view name) const;
+};
+
+struct FrameOpenOptions {
+  IoMode io_mode = IoMode::kMmap;
+};
+
+class FrameReader {
+ public:
+  /// Opens a contiguous frame file or a sparse frame directory. Errors name the path: kNotFound,
+  /// kDataLoss for a corrupt or truncated frame (what is wrong and where), kUnimplemented for
+  /// valid features not supported.
+  static Result<FrameReader> Open(const std::string& path, FrameOpenOptions options = {});
+
+  /// Reads a contiguous frame from an already opened source.
+  static Result<FrameReader> FromSource(std::shared_ptr<ByteSource> source);
+
+  const FrameInfo& info() const { return info_; }
+  const std::string& path() const { return path_; }
+  int64_t nchunks() const { return info_.nchunks; }
+
+  /// Uncompressed size of chunk `index`.
+  int32_t chunk_nbytes(int64_t index) const;
+
+  /// The bytes of chunk `index` (validated only as far as their position: pass them to
+  /// ParseChunkHeader). Points into the mapping when the file is mapped; otherwise the chunk is
+  /// read into `scratch`. Chunks coded in the offsets (zeros, NaN, uninitialized) come back as
+  /// a synthesized 32-byte special chunk in `scratch`. Thread-safe.
+  Result<std::span<const std::byte>> GetChunk(int64_t index,
+                                              std::vector<std::byte>& scratch) const;
+
+  /// Context for errors about chunk `index`: "<path>: chunk <index>".
+  std::string ChunkContext(int64_t index) const;
+
+ private:
+  Status ParseHeader(std::span<const std::byte> header);
+  Status ReadOffsetsAndTrailer();
+
+  std::string path_;
+  std::shared_ptr<ByteSource> source_;  // the frame file (chunks.b2frame when sparse)
+  FrameInfo info_;
+  std::vector<int64_t> offsets_;
+};
+
+/// Special offset markers in the index (section 4.5): 0x80 | special type in the top byte.
+inline constexpr bool IsSpecialOffset(int64_t offset) { return offset < 0; }
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_FRAME_READER_H_

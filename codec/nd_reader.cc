@@ -1,0 +1,246 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "codec/nd_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+
+#include "codec/internal/nd_copy.h"
+#include "common/byte_order.h"
+
+namespace patchfeed::codec {
+namespace {
+
+using internal_codec::CopyRegion;
+using internal_codec::FillRegion;
+using internal_codec::FillView;
+using internal_codec::ForEachIndex;
+using internal_codec::Index;
+
+}  // namespace
+
+NdView NdView::Contiguous(std::byte* data, std::vector<int64_t> shape, int64_t itemsize) {
+  NdView v;
+  v.data = data;
+  v.byte_strides.resize(shape.size());
+  int64_t s = itemsize;
+  for (size_t d = shape.size(); d-- > 0;) {
+    v.byte_strides[d] = s;
+    s *= shape[d];
+  }
+  v.shape = std::move(shape);
+  return v;
+}
+
+Result<NdArrayReader> NdArrayReader::Open(const std::string& path, FrameOpenOptions options) {
+  PATCHFEED_ASSIGN_OR_RETURN(FrameReader frame, FrameReader::Open(path, options));
+  return FromFrame(std::move(frame));
+}
+
+Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
+  NdArrayReader r;
+  const std::string path = frame.path();
+  const auto* content = frame.info().metalayer("b2nd");
+  if (content == nullptr) content = frame.info().metalayer("caterva");
+  if (content == nullptr) {
+    return InvalidArgumentError(path + ": the frame has no b2nd metalayer (not an N-d array)");
+  }
+  auto meta = ParseB2ndMeta(*content);
+  if (!meta.ok()) return meta.status().WithContext(path);
+  r.meta_ = std::move(*meta);
+  int64_t itemsize = ItemSizeOfDtype(r.meta_.dtype);
+  if (itemsize == 0) itemsize = frame.info().typesize;
+  auto geom = NdGeometry::Make(r.meta_, itemsize);
+  if (!geom.ok()) return geom.status().WithContext(path);
+  r.geom_ = std::move(*geom);
+  const int64_t chunk_bytes = r.geom_.chunk_nitems * itemsize;
+  if (r.geom_.nchunks != frame.nchunks() ||
+      (r.geom_.nchunks > 0 && frame.info().chunksize != chunk_bytes)) {
+    return DataLossError(path + ": the frame's " + std::to_string(frame.nchunks()) +
+                         " chunks of " + std::to_string(frame.info().chunksize) +
+                         " bytes do not match the b2nd shape (" +
+                         std::to_string(r.geom_.nchunks) + " chunks of " +
+                         std::to_string(chunk_bytes) + " bytes)");
+  }
+  r.frame_ = std::move(frame);
+  return r;
+}
+
+Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi,
+                                    const Box& box, const NdView& dst,
+                                    BoxReadScratch& scratch) const {
+  const NdGeometry& g = geom_;
+  const int n = g.ndim;
+  const int64_t itemsize = g.itemsize;
+  PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, frame_.GetChunk(chunk_index, scratch.chunk));
+  auto header = ParseChunkHeader(chunk);
+  if (!header.ok()) return header.status().WithContext(frame_.ChunkContext(chunk_index));
+  const ChunkHeader& h = *header;
+  const int64_t chunk_bytes = g.chunk_nitems * itemsize;
+  if (h.nbytes != chunk_bytes) {
+    return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " +
+                         std::to_string(h.nbytes) + " bytes, the array's chunks " +
+                         std::to_string(chunk_bytes));
+  }
+  // Origin of this chunk in array coordinates.
+  Index corigin{};
+  {
+    int64_t rest = chunk_index;
+    for (int d = n - 1; d >= 0; --d) {
+      const auto i = static_cast<size_t>(d);
+      corigin[i] = (rest % g.chunks_per_dim[i]) * g.chunkshape[i];
+      rest /= g.chunks_per_dim[i];
+    }
+  }
+  const int64_t* dst_origin = box.start.data();
+
+  // Special chunks fill their part without decoding when the value is one item.
+  if (h.special == SpecialValue::kZeros || h.special == SpecialValue::kUninit ||
+      (h.special == SpecialValue::kNaN && h.typesize == itemsize)) {
+    std::vector<std::byte> item(static_cast<size_t>(itemsize));
+    if (h.special == SpecialValue::kNaN) {
+      if (itemsize == 4) StoreLE<uint32_t>(item.data(), 0x7FC00000u);
+      if (itemsize == 8) StoreLE<uint64_t>(item.data(), 0x7FF8000000000000ull);
+    }
+    FillRegion(n, lo, hi, dst, dst_origin, item);
+    return Status::Ok();
+  }
+
+  bool whole_chunk = h.special != SpecialValue::kNone;  // e.g. a repeated-value chunk
+  for (uint8_t f : h.filters) whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
+  const int64_t block_bytes = g.block_nitems * itemsize;
+  if (!whole_chunk && h.blocksize != block_bytes) {
+    return DataLossError(frame_.ChunkContext(chunk_index) + ": block size " +
+                         std::to_string(h.blocksize) + " differs from the b2nd block's " +
+                         std::to_string(block_bytes));
+  }
+  if (whole_chunk) {
+    // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block.
+    scratch.whole.resize(static_cast<size_t>(chunk_bytes));
+    Status st = scratch.decoder.DecodeChunk(chunk, scratch.whole);
+    if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+  }
+
+  // Blocks of this chunk that the region touches.
+  Index klo{}, khi{};
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    klo[i] = (lo[d] - corigin[i]) / g.blockshape[i];
+    khi[i] = (hi[d] - 1 - corigin[i]) / g.blockshape[i] + 1;
+  }
+  // Whether a whole block lands contiguously in dst: each dimension where the block has more
+  // than one item must have the stride the block's own C layout has.
+  bool dst_matches_block = true;
+  {
+    int64_t s = itemsize;
+    for (int d = n - 1; d >= 0; --d) {
+      const auto i = static_cast<size_t>(d);
+      if (g.blockshape[i] > 1 && dst.byte_strides[i] != s) dst_matches_block = false;
+      s *= g.blockshape[i];
+    }
+  }
+  return ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
+    int64_t nblock = 0;
+    Index blo{}, ilo{}, ihi{};
+    bool full = true;
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      nblock = nblock * g.blocks_per_chunk[i] + k[i];
+      blo[i] = corigin[i] + k[i] * g.blockshape[i];
+      ilo[i] = std::max(lo[d], blo[i]);
+      ihi[i] = std::min(hi[d], blo[i] + g.blockshape[i]);
+      full &= ilo[i] == blo[i] && ihi[i] == blo[i] + g.blockshape[i];
+    }
+    if (whole_chunk) {
+      const std::byte* src = scratch.whole.data() + nblock * block_bytes;
+      CopyRegion(n, itemsize, ilo.data(), ihi.data(), src, blo.data(), g.blockshape.data(), dst,
+                 dst_origin);
+      return Status::Ok();
+    }
+    const auto b = static_cast<int32_t>(nblock);
+    if (full && dst_matches_block) {
+      int64_t off = 0;
+      for (int d = 0; d < n; ++d) {
+        off += (blo[static_cast<size_t>(d)] - dst_origin[d]) *
+               dst.byte_strides[static_cast<size_t>(d)];
+      }
+      Status st = scratch.decoder.DecodeBlock(
+          chunk, h, b, std::span(dst.data + off, static_cast<size_t>(block_bytes)));
+      if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+      return Status::Ok();
+    }
+    scratch.block.resize(static_cast<size_t>(block_bytes));
+    Status st = scratch.decoder.DecodeBlock(chunk, h, b, scratch.block);
+    if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+    CopyRegion(n, itemsize, ilo.data(), ihi.data(), scratch.block.data(), blo.data(),
+               g.blockshape.data(), dst, dst_origin);
+    return Status::Ok();
+  });
+}
+
+Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
+                              std::span<const std::byte> pad_item,
+                              BoxReadScratch& scratch) const {
+  const NdGeometry& g = geom_;
+  const int n = g.ndim;
+  if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n ||
+      static_cast<int>(dst.shape.size()) != n || static_cast<int>(dst.byte_strides.size()) != n) {
+    return InvalidArgumentError(frame_.path() + ": box and destination need " +
+                                std::to_string(n) + " dimensions");
+  }
+  if (static_cast<int64_t>(pad_item.size()) != g.itemsize) {
+    return InvalidArgumentError("pad value of " + std::to_string(pad_item.size()) +
+                                " bytes for items of " + std::to_string(g.itemsize));
+  }
+  Index lo{}, hi{};
+  bool inside = true, empty = false;
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    if (box.stop[i] < box.start[i] || dst.shape[i] != box.stop[i] - box.start[i]) {
+      return InvalidArgumentError("destination shape does not match the box in dimension " +
+                                  std::to_string(d));
+    }
+    lo[i] = std::max<int64_t>(box.start[i], 0);
+    hi[i] = std::min(box.stop[i], g.shape[i]);
+    inside &= box.start[i] >= 0 && box.stop[i] <= g.shape[i];
+    empty |= box.stop[i] == box.start[i];
+  }
+  if (empty) return Status::Ok();
+  if (!inside) FillView(n, dst, pad_item);  // the array's part is overwritten below
+  Index qlo{}, qhi{};
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    if (lo[i] >= hi[i]) return Status::Ok();  // entirely outside the array
+    qlo[i] = lo[i] / g.chunkshape[i];
+    qhi[i] = (hi[i] - 1) / g.chunkshape[i] + 1;
+  }
+  return ForEachIndex(n, qlo.data(), qhi.data(), [&](const Index& q) -> Status {
+    int64_t nchunk = 0;
+    Index clo{}, chi{};
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      nchunk = nchunk * g.chunks_per_dim[i] + q[i];
+      clo[i] = std::max(lo[i], q[i] * g.chunkshape[i]);
+      chi[i] = std::min(hi[i], (q[i] + 1) * g.chunkshape[i]);
+    }
+    return ReadChunkPart(nchunk, clo.data(), chi.data(), box, dst, scratch);
+  });
+}
+
+Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
+                                                      std::span<const std::byte> pad_item) const {
+  int64_t items = 1;
+  std::vector<int64_t> shape;
+  for (size_t d = 0; d < box.start.size(); ++d) {
+    shape.push_back(std::max<int64_t>(0, box.stop[d] - box.start[d]));
+    items *= shape.back();
+  }
+  std::vector<std::byte> out(static_cast<size_t>(items * geom_.itemsize));
+  BoxReadScratch scratch;
+  PATCHFEED_RETURN_IF_ERROR(
+      ReadBox(box, NdView::Contiguous(out.data(), shape, geom_.itemsize), pad_item, scratch));
+  return out;
+}
+
+}  // namespace patchfeed::codec

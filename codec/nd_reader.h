@@ -1,0 +1,83 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_ND_READER_H_
+#define PATCHFEED_CODEC_ND_READER_H_
+
+/// \file
+/// Reads arbitrary N-d boxes out of a `.b2nd` array, decoding only the blocks the box touches.
+///
+/// A block whose piece of the box is the whole block, and lands contiguously in the
+/// destination, is decoded straight into it; other blocks decode into per-thread scratch and
+/// only the rows needed are copied. Parts of the box outside the array are filled with a
+/// caller-given pad value (nnU-Net pads with 0 for images, -1 for segmentations).
+///
+/// An NdArrayReader is immutable after Open: any number of threads may call ReadBox at once,
+/// each with its own BoxReadScratch. The reader spawns no thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec/b2nd_meta.h"
+#include "codec/block_decoder.h"
+#include "codec/frame_reader.h"
+#include "common/result.h"
+
+namespace patchfeed::codec {
+
+/// A strided N-d destination: element (i_0..i_n-1) lives at data + sum(i_d * byte_strides[d]).
+struct NdView {
+  std::byte* data = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> byte_strides;
+
+  /// A C-contiguous view over `data` with the given shape and item size.
+  static NdView Contiguous(std::byte* data, std::vector<int64_t> shape, int64_t itemsize);
+};
+
+/// Half-open box [start, stop) per dimension, in array coordinates; may cross the border.
+struct Box {
+  std::vector<int64_t> start;
+  std::vector<int64_t> stop;
+};
+
+/// Per-worker scratch for box reads: keep one per thread and reuse it.
+struct BoxReadScratch {
+  BlockDecoder decoder;
+  std::vector<std::byte> chunk;  ///< chunks read with pread, synthesized special chunks
+  std::vector<std::byte> block;  ///< blocks that do not land contiguously
+  std::vector<std::byte> whole;  ///< whole chunks, when DELTA ties blocks to block 0
+};
+
+class NdArrayReader {
+ public:
+  /// Opens a `.b2nd` file (or sparse directory) and checks that its chunks can hold the array.
+  static Result<NdArrayReader> Open(const std::string& path, FrameOpenOptions options = {});
+  static Result<NdArrayReader> FromFrame(FrameReader frame);
+
+  const B2ndMeta& meta() const { return meta_; }
+  const NdGeometry& geometry() const { return geom_; }
+  const FrameReader& frame() const { return frame_; }
+  int64_t itemsize() const { return geom_.itemsize; }
+
+  /// Reads `box` into `dst`, whose shape must equal the box's extents. `pad_item` (itemsize
+  /// bytes) fills the parts outside the array. Errors name the file, the chunk and the block.
+  Status ReadBox(const Box& box, const NdView& dst, std::span<const std::byte> pad_item,
+                 BoxReadScratch& scratch) const;
+
+  /// Convenience: the box in C order in a new vector.
+  Result<std::vector<std::byte>> ReadBox(const Box& box, std::span<const std::byte> pad_item) const;
+
+ private:
+  Status ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi, const Box& box,
+                       const NdView& dst, BoxReadScratch& scratch) const;
+
+  FrameReader frame_;
+  B2ndMeta meta_;
+  NdGeometry geom_;
+};
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_ND_READER_H_
