@@ -6,13 +6,14 @@ JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 GEN := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help deps test-deps demo install test asan-test fuzz bench clean
+.PHONY: help deps test-deps demo install test asan-test tsan-test fuzz bench clean
 
 help:
 	@echo "make demo       build, install 'patchfeed' to $(PREFIX)/bin, run 'patchfeed demo'"
 	@echo "make test       build with tests and Python bindings, run ctest and pytest"
 	@echo "make asan-test  the codec tests under AddressSanitizer + UBSan"
-	@echo "make fuzz       build the libFuzzer target with clang and run it for FUZZ_SECONDS"
+	@echo "make tsan-test  the concurrent-reader tests under ThreadSanitizer"
+	@echo "make fuzz       build the libFuzzer targets with clang and run each for FUZZ_SECONDS"
 	@echo "make bench      build Google Benchmark binaries and run the codec comparison"
 
 deps:
@@ -44,6 +45,12 @@ asan-test: test-deps
 	  -DPATCHFEED_SANITIZE="address;undefined"
 	$(CMAKE) --build build/asan -j $(JOBS)
 	cd build/asan && ctest --output-on-failure -j $(JOBS)
+
+tsan-test: test-deps
+	$(CMAKE) -S . -B build/tsan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
+	  -DPATCHFEED_SANITIZE=thread
+	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/codec/patchfeed_codec_test --gtest_filter='*Concurrent*'
 
 FUZZ_SECONDS ?= 60
 fuzz: test-deps

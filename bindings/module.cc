@@ -8,6 +8,7 @@
 namespace patchfeed::internal_python {
 void RegisterCodec(pybind11::module_& m);
 void RegisterFrames(pybind11::module_& m);
+void RegisterLayout(pybind11::module_& m);
 }  // namespace patchfeed::internal_python
 
 PYBIND11_MODULE(_core, m) {
@@ -15,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterExceptions(m);
   patchfeed::internal_python::RegisterCodec(m);
   patchfeed::internal_python::RegisterFrames(m);
+  patchfeed::internal_python::RegisterLayout(m);
 }

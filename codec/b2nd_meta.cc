@@ -26,10 +26,17 @@ class Reader {
     pos_ += sizeof(T);
     return LoadBE<T>(b_.data() + pos_ - sizeof(T));
   }
-  Result<int> FixArray() {
+  /// An array header. c-blosc2 writes 0x90 + n even for n == 16, where msgpack would need
+  /// array16 (0x90 + 16 is the fixstr marker 0xA0), so both forms are read.
+  Result<int> ArrayHeader() {
     PATCHFEED_ASSIGN_OR_RETURN(const uint8_t m, Byte());
-    if ((m & 0xF0) != 0x90) return DataLossError("b2nd metalayer: expected an array");
-    return m & 0x0F;
+    if (m >= 0x90 && m <= 0x90 + kMaxDims) return m - 0x90;
+    if (m == 0xDC) {
+      if (pos_ + 2 > b_.size()) return Truncated();
+      pos_ += 2;
+      return static_cast<int>(LoadBE<uint16_t>(b_.data() + pos_ - 2));
+    }
+    return DataLossError("b2nd metalayer: expected an array");
   }
   bool done() const { return pos_ >= b_.size(); }
   Result<std::string> Str32() {
@@ -47,6 +54,10 @@ class Reader {
 };
 
 void PutByte(std::vector<std::byte>& out, uint8_t v) { out.push_back(std::byte{v}); }
+// As c-blosc2 writes it: 0x90 + n, also for n == 16 (see Reader::ArrayHeader).
+void PutArrayHeader(std::vector<std::byte>& out, int n) {
+  PutByte(out, static_cast<uint8_t>(0x90 + n));
+}
 template <typename T>
 void PutBE(std::vector<std::byte>& out, uint8_t marker, T v) {
   PutByte(out, marker);
@@ -60,7 +71,7 @@ void PutBE(std::vector<std::byte>& out, uint8_t marker, T v) {
 Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   Reader r(content);
   B2ndMeta m;
-  PATCHFEED_ASSIGN_OR_RETURN(const int fields, r.FixArray());
+  PATCHFEED_ASSIGN_OR_RETURN(const int fields, r.ArrayHeader());
   PATCHFEED_ASSIGN_OR_RETURN(const uint8_t version, r.Byte());
   PATCHFEED_ASSIGN_OR_RETURN(const uint8_t ndim, r.Byte());
   if (version > 0x7F || ndim > kMaxDims) {
@@ -69,7 +80,7 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   }
   m.version = version;
   for (int pass = 0; pass < 3; ++pass) {
-    PATCHFEED_ASSIGN_OR_RETURN(const int n, r.FixArray());
+    PATCHFEED_ASSIGN_OR_RETURN(const int n, r.ArrayHeader());
     if (n != ndim) return DataLossError("b2nd metalayer: shape arrays disagree with ndim");
     for (int d = 0; d < n; ++d) {
       if (pass == 0) {
@@ -107,11 +118,11 @@ std::vector<std::byte> SerializeB2ndMeta(const B2ndMeta& m) {
   PutByte(out, 0x97);
   PutByte(out, static_cast<uint8_t>(m.version));
   PutByte(out, static_cast<uint8_t>(m.ndim()));
-  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  PutArrayHeader(out, m.ndim());
   for (int64_t v : m.shape) PutBE<int64_t>(out, 0xD3, v);
-  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  PutArrayHeader(out, m.ndim());
   for (int32_t v : m.chunkshape) PutBE<int32_t>(out, 0xD2, v);
-  PutByte(out, static_cast<uint8_t>(0x90 + m.ndim()));
+  PutArrayHeader(out, m.ndim());
   for (int32_t v : m.blockshape) PutBE<int32_t>(out, 0xD2, v);
   PutByte(out, 0);  // dtype format: NumPy
   PutBE<int32_t>(out, 0xDB, static_cast<int32_t>(m.dtype.size()));

@@ -44,13 +44,13 @@ inline void Scatter8(uint64_t x, uint8_t* p, size_t stride) {
   }
 }
 
-}  // namespace
-
 // Groups visited per pass over the bit rows: two 64-byte lines of each row. Taking every byte
-// k for a run of groups (rather than every group for one k) keeps the element bytes of the run
-// (8 * 128 * t) in L1 while each row is touched in one sequential stretch; with power-of-two
+// k for a run of groups (rather than every group for one k) keeps the run's element bytes
+// (8 * 128 * t) cached while each row is touched in one sequential stretch; with power-of-two
 // row lengths all 8t rows share an L1 set, so revisiting them per group would miss every time.
 constexpr size_t kRunGroups = 128;
+
+}  // namespace
 
 // Group j (elements 8j..8j+7) and byte k of the element form one 8x8 bit matrix: its rows are
 // the 8 elements' byte k (forward) or the 8 bit rows 8k..8k+7 at column j (inverse), so one

@@ -245,6 +245,7 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
                                 " bytes is smaller than the chunk's " +
                                 std::to_string(h.nbytes));
   }
+  if (h.nbytes == 0) return Status::Ok();
   if (h.memcpyed && h.special == SpecialValue::kNone) {
     std::memcpy(out.data(), chunk.data() + h.header_size, static_cast<size_t>(h.nbytes));
     return Status::Ok();

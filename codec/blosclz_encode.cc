@@ -37,15 +37,12 @@ struct LevelParams {
 // shuffled float32) at some cost in ratio. Lazy matching keeps short matches from breaking up
 // long ones (without it, label maps lose 15% of their ratio at minimum lengths below 10).
 constexpr LevelParams kLevels[10] = {
-    {0, 0, 0, 0, false},    {11, 16, 18, 6, false}, {11, 14, 16, 6, false},
-    {12, 12, 14, 6, false}, {12, 11, 13, 6, false}, {12, 10, 12, 7, false},
-    {12, 9, 11, 7, true},   {12, 8, 10, 7, true},   {12, 6, 8, 8, true},
-    {12, 4, 7, 9, true},
+    {0, 0, 0, 0, false},    {11, 16, 18, 6, false}, {11, 14, 16, 6, false}, {12, 12, 14, 6, false},
+    {12, 11, 13, 6, false}, {12, 10, 12, 7, false}, {12, 9, 11, 7, true},   {12, 8, 10, 7, true},
+    {12, 6, 8, 8, true},    {12, 4, 7, 9, true},
 };
 
-inline uint32_t Hash4(uint32_t seq, int hash_log) {
-  return (seq * 2654435761u) >> (32 - hash_log);
-}
+inline uint32_t Hash4(uint32_t seq, int hash_log) { return (seq * 2654435761u) >> (32 - hash_log); }
 
 inline uint32_t Hash8(uint64_t seq, int hash_log) {
   return static_cast<uint32_t>((seq * 0x9E3779B185EBCA87ull) >> (64 - hash_log));
@@ -134,8 +131,7 @@ size_t BloscLZEncode(int clevel, const std::byte* src, size_t src_size, std::byt
   }
   const LevelParams& lv = kLevels[std::min(clevel, 9)];
   // A table much larger than the input only costs time to clear.
-  const int hash_log =
-      std::clamp(static_cast<int>(std::bit_width(src_size)) - 1, 8, lv.hash_log);
+  const int hash_log = std::clamp(static_cast<int>(std::bit_width(src_size)) - 1, 8, lv.hash_log);
   // Two tables, as in zstd's "double fast": an 8-byte hash finds long matches that the most
   // recent 4-byte occurrence (often a nearby, short one) would hide.
   uint32_t tab4[size_t{1} << kMaxHashLog];
@@ -237,7 +233,7 @@ size_t BloscLZEncode(int clevel, const std::byte* src, size_t src_size, std::byt
       }
     }
     const uint8_t* start = ip;
-    while (start > anchor && start - dist > in && start[-1] == start[-1 - dist]) {
+    while (start > anchor && start - dist > in && start[-1] == *(start - dist - 1)) {
       --start;
     }
     const uint8_t* const end = ip + len;

@@ -144,7 +144,6 @@ bool SplitsBlocks(const EncodeOptions& o, int32_t blocksize) {
         return splittable && o.codec != Codec::kZstd;  // c-blosc 1.x FORWARD_COMPAT
     }
   }
-  if (o.use_dict) return false;  // c-blosc2 never splits dictionary chunks
   switch (o.splitmode) {
     case SplitMode::kAlways:
       return true;
@@ -198,9 +197,11 @@ int32_t ComputeBlocksize(const EncodeOptions& o, int32_t nbytes) {
     }
     if (o.clevel > 0 && SplitsBlocks(o, bs / typesize * typesize)) {
       // Split blocks are sized per stream so each stream stays cache-sized.
-      int64_t per_stream = o.clevel <= 3 ? 32 * 1024
+      // c-blosc2 3.3 (python-blosc2 4.x) per level; its older stune.c gave clevel 7 256 KiB.
+      int64_t per_stream = o.clevel <= 3   ? 32 * 1024
                            : o.clevel <= 6 ? 64 * 1024
-                           : o.clevel <= 8 ? 256 * 1024
+                           : o.clevel == 7 ? 128 * 1024
+                           : o.clevel == 8 ? 256 * 1024
                                            : 512 * 1024;
       int64_t split_bs = per_stream * typesize;
       split_bs = std::clamp<int64_t>(split_bs, 32 * 1024, 4 * 1024 * 1024);
@@ -279,29 +280,29 @@ Result<std::vector<std::byte>> ChunkEncoder::MakeDictionary(const EncodeOptions&
     PATCHFEED_RETURN_IF_ERROR(FilterBlock(o, typesize, src, off, size, &filtered));
     std::memcpy(samples_.data() + off, filtered, size);
   }
-  const size_t max_dict = std::min<size_t>(kMaxDictSize, nbytes / 8);
+  // As c-blosc2: at most 5% of the chunk, trained with ZDICT on eight equal samples of the
+  // filtered chunk. LZ4 uses the same bytes as a prefix dictionary.
+  const size_t max_dict = std::min<size_t>(kMaxDictSize, nbytes / 20);
   if (max_dict < 256) return std::vector<std::byte>{};
-  if (o.codec == Codec::kZstd) {
-    const size_t sample = std::clamp<size_t>(nbytes / 64, 64, 4096);
-    std::vector<size_t> sizes(nbytes / sample, sample);
-    return TrainZstdDictionary(std::span(samples_).first(sizes.size() * sample), sizes, max_dict);
-  }
-  // LZ4 uses the dictionary as a prefix: take evenly spaced slices of the chunk.
-  constexpr size_t kSlices = 32;
-  const size_t slice = max_dict / kSlices;
-  std::vector<std::byte> dict;
-  dict.reserve(slice * kSlices);
-  for (size_t i = 0; i < kSlices; ++i) {
-    const size_t off = i * (nbytes - slice) / (kSlices - 1);
-    dict.insert(dict.end(), samples_.begin() + static_cast<ptrdiff_t>(off),
-                samples_.begin() + static_cast<ptrdiff_t>(off + slice));
-  }
-  return dict;
+  constexpr size_t kSamples = 8;  // the fewest zstd's trainer accepts
+  const size_t sample = nbytes / kSamples;
+  const std::vector<size_t> sizes(kSamples, sample);
+  return TrainZstdDictionary(std::span(samples_).first(kSamples * sample), sizes, max_dict);
 }
 
-Result<size_t> ChunkEncoder::Encode(const EncodeOptions& o, std::span<const std::byte> src,
+Result<size_t> ChunkEncoder::Encode(const EncodeOptions& options, std::span<const std::byte> src,
                                     std::span<std::byte> dst) {
-  PATCHFEED_RETURN_IF_ERROR(ValidateOptions(o, src.size()));
+  PATCHFEED_RETURN_IF_ERROR(ValidateOptions(options, src.size()));
+  EncodeOptions o = options;
+  // c-blosc2 drops BYTEDELTA over single-byte streams; doing the same keeps chunks identical
+  // in layout (and smaller: on 1-byte items it rarely helps).
+  for (size_t i = 0; i < o.filters.size(); ++i) {
+    const int32_t streams = o.filters_meta[i] != 0 ? o.filters_meta[i] : HeaderTypesize(o);
+    if (o.filters[i] == Filter::kByteDelta && streams <= 1) {
+      o.filters[i] = Filter::kNone;
+      o.filters_meta[i] = 0;
+    }
+  }
   if (dst.size() < MaxEncodedSize(src.size())) {
     return InvalidArgumentError("output buffer is smaller than MaxEncodedSize");
   }

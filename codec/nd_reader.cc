@@ -207,11 +207,38 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
     empty |= box.stop[i] == box.start[i];
   }
   if (empty) return Status::Ok();
-  if (!inside) FillView(n, dst, pad_item);  // the array's part is overwritten below
+  bool outside = false;
+  for (int d = 0; d < n; ++d) outside |= lo[static_cast<size_t>(d)] >= hi[static_cast<size_t>(d)];
+  if (outside) {
+    FillView(n, dst, pad_item);
+    return Status::Ok();
+  }
+  if (!inside) {
+    // Pad only what lies outside the array, as disjoint slabs: along dimension d, the parts
+    // below and above the array, spanning the inner range in dimensions before d and the
+    // whole box in dimensions after it.
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      Index slo{}, shi{};
+      for (int e = 0; e < n; ++e) {
+        const auto k = static_cast<size_t>(e);
+        slo[k] = e < d ? lo[k] : box.start[k];
+        shi[k] = e < d ? hi[k] : box.stop[k];
+      }
+      if (box.start[i] < lo[i]) {
+        shi[i] = lo[i];
+        FillRegion(n, slo.data(), shi.data(), dst, box.start.data(), pad_item);
+      }
+      if (box.stop[i] > hi[i]) {
+        slo[i] = hi[i];
+        shi[i] = box.stop[i];
+        FillRegion(n, slo.data(), shi.data(), dst, box.start.data(), pad_item);
+      }
+    }
+  }
   Index qlo{}, qhi{};
   for (int d = 0; d < n; ++d) {
     const auto i = static_cast<size_t>(d);
-    if (lo[i] >= hi[i]) return Status::Ok();  // entirely outside the array
     qlo[i] = lo[i] / g.chunkshape[i];
     qhi[i] = (hi[i] - 1) / g.chunkshape[i] + 1;
   }

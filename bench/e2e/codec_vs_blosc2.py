@@ -32,6 +32,7 @@ import platform
 import sys
 import time
 
+import blosc2
 import numpy as np
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -42,8 +43,6 @@ except ImportError:
         0, str(pathlib.Path(os.environ.get("PATCHFEED_BUILD_DIR", REPO / "build")) / "python")
     )
     import patchfeed
-
-import blosc2  # noqa: E402
 
 CODECS = [  # (label, python-blosc2 codec, patchfeed name, clevel)
     ("LZ4 5", blosc2.Codec.LZ4, "lz4", 5),
@@ -204,13 +203,17 @@ def main(argv=None) -> int:
         "labels u8": (label_volume(vol_bytes), 1),
     }
     lines = [
-        f"patchfeed {patchfeed.__version__} vs python-blosc2 {blosc2.__version__} "
-        f"(c-blosc2 {blosc2.blosclib_version.split()[0]}), 1 thread, "
-        f"{platform.processor() or platform.machine()}, best of <= {reps} interleaved warm "
-        f"calls (<= {budget:.2f} s each); MB/s = 10^6 B of raw data / s",
+        (
+            f"patchfeed {patchfeed.__version__} vs python-blosc2 {blosc2.__version__} "
+            f"(c-blosc2 {blosc2.blosclib_version.split()[0]}), 1 thread, "
+            f"{platform.processor() or platform.machine()}, best of <= {reps} interleaved warm "
+            f"calls (<= {budget:.2f} s each); MB/s = 10^6 B of raw data / s"
+        ),
         "",
-        "| data | codec | filter | chunk | ratio b2 | ratio pf | dec b2 | dec pf | pf/b2 dec "
-        "| dec b2 (pf chunk) | dec pf (pf chunk) | enc b2 | enc pf | pf/b2 enc |",
+        (
+            "| data | codec | filter | chunk | ratio b2 | ratio pf | dec b2 | dec pf | pf/b2 dec "
+            "| dec b2 (pf chunk) | dec pf (pf chunk) | enc b2 | enc pf | pf/b2 enc |"
+        ),
         "|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     print("\n".join(lines), flush=True)

@@ -2,25 +2,28 @@
 //
 // AVX2 bit shuffle kernels (compiled with -mavx2; called only when the CPU has AVX2).
 //
-// A block is 32 consecutive 8-element groups, so every bit row contributes one 32-byte vector
-// to it and byte lane j of a vector belongs to group j. Two building blocks:
+// The unit of work is a sub-block of 32 consecutive 8-element groups: every bit row contributes
+// one 32-byte vector to it, byte lane j of which belongs to group j. Two building blocks:
 //
 //  * TransposeBits: in each byte lane independently, the 8x8 bit matrix spread over 8 vectors
 //    (vector i = matrix row i) is transposed with three rounds of masked shift/xor swaps. This
 //    turns "byte k of elements 8j..8j+7" into "bit rows 8k..8k+7 at column j" and back; a
 //    transpose is its own inverse, so both directions use it.
-//  * byte transposes between those vectors and "pieces", the 8 consecutive bytes that one group
+//  * byte transposes between those vectors and "pieces", the 8 consecutive bytes that a group
 //    spans in element order (group j, offset o: bytes o..o+7 of its 8t bytes). Unpacking two
 //    vectors bytewise moves one bit of the byte address into the vector index and back, so
 //    8 vectors of 32 row bytes become 8 pieces per 16-byte lane in three unpack rounds (four for
 //    the other direction, whose first round must also move the piece half bit).
 //
-// The element side of a block is processed 8 bytes of every group at a time: for t <= 8 all
-// 8t rows of the block go through a stack scratch (<= 64 vectors); for larger t the block is
-// cut into slices of 16 (or 8) element bytes, the last slice overlapping the previous one so
-// that every piece is whole. Blocks work the same way along the rows: when the row length is
-// not a multiple of 32 the last block overlaps the previous one. Overlaps recompute and
-// rewrite identical bytes, which is cheaper than a scalar tail.
+// The element side goes through a stack scratch 8 bytes of every group at a time: all 8t bytes
+// of a group for t <= 8, else slices of 16 (or 8) bytes of each element, the last slice
+// overlapping the previous one so that every piece is whole.
+//
+// Memory order matters as much as instruction count: with a power-of-two row length all 8t bit
+// rows share one L1 set. A block therefore spans up to 4 sub-blocks (two cache lines of every
+// row) and visits each row for all of them at once, and ForEachBlock aligns blocks to lines.
+// The last block may overlap the previous one; overlaps recompute and rewrite identical bytes,
+// which is cheaper than a scalar tail.
 
 #include <immintrin.h>
 
@@ -38,7 +41,8 @@ using V = __m256i;
 constexpr size_t kGroups = 32;
 // Groups per block when the rows are long enough: two 64-byte lines of every bit row.
 constexpr size_t kLineGroups = 128;
-// Stack scratch (8 KiB): 8 * SliceWidth(t) vectors for each run of 32 groups in a block.
+constexpr size_t kLineBytes = 64;  // cache line
+// Stack scratch (8 KiB): 8 * SliceWidth(t) vectors per sub-block of a block.
 constexpr size_t kScratchVectors = 256;
 
 // Element bytes handled per pass: all of them for t <= 8, else 16 (8 when t < 16) so that the
@@ -196,10 +200,10 @@ void ElementsToScratch(const uint8_t* in, size_t t, size_t k0, size_t width, V* 
   const size_t stride = 8 * t;
   V a[8];
   V b[8];
-  // Whole groups (width == t) are one run of 8t bytes; slices are 8 runs, one per element.
-  const size_t runs = width == t ? 1 : 8;
+  // Whole groups (width == t) are one stretch of 8t bytes; slices are 8, one per element.
+  const size_t stretches = width == t ? 1 : 8;
   const size_t bytes = width == t ? 8 * t : width;
-  for (size_t e = 0; e < runs; ++e) {
+  for (size_t e = 0; e < stretches; ++e) {
     const uint8_t* p = in + e * t + k0;
     V* rows = scratch + e * width;
     size_t s = 0;
@@ -223,9 +227,9 @@ void ScratchToElements(const V* scratch, size_t t, size_t k0, size_t width, uint
   const size_t stride = 8 * t;
   V a[8];
   V b[8];
-  const size_t runs = width == t ? 1 : 8;
+  const size_t stretches = width == t ? 1 : 8;
   const size_t bytes = width == t ? 8 * t : width;
-  for (size_t e = 0; e < runs; ++e) {
+  for (size_t e = 0; e < stretches; ++e) {
     uint8_t* p = out + e * t + k0;
     const V* rows = scratch + e * width;
     size_t s = 0;
@@ -244,33 +248,38 @@ void ScratchToElements(const V* scratch, size_t t, size_t k0, size_t width, uint
   }
 }
 
-// Calls fn(g) for blocks [g, g + block) that cover groups [0, row_len), row_len >= block. A
-// bit row is read (or written) one 64-byte line at a time, and when row_len is a power of two
-// the 8t rows of a block all map to the same L1 set, so a line shared by two blocks is usually
-// evicted before the second one reaches it. For long rows the grid after the first block is
-// therefore aligned to the lines of `rows`; the extra overlapping block costs < 4%.
+// Calls fn(g, subs) for blocks of `subs` sub-blocks from group g that cover groups
+// [0, row_len); `subs` * kGroups <= row_len. A bit row is read or written a cache line at a
+// time, and with power-of-two rows a line shared by two blocks has usually been evicted by the
+// other same-set rows before the second block reaches it, so for long rows the blocks after the
+// first are aligned to the lines of `rows` (the extra block costs at most 1/16). The remainder
+// gets as few sub-blocks as cover it, overlapping the previous block.
 template <typename Fn>
-void ForEachBlock(const uint8_t* rows, size_t row_len, size_t block, Fn fn) {
-  size_t head = 0;
-  if (block == kLineGroups && row_len >= 32 * kLineGroups) {
-    head = (kLineGroups - reinterpret_cast<uintptr_t>(rows) % kLineGroups) % kLineGroups;
-  }
-  for (size_t g = 0;;) {
-    g = std::min(g, row_len - block);  // the last block may overlap the previous one
-    fn(g);
-    if (g + block == row_len) {
-      return;
+void ForEachBlock(const uint8_t* rows, size_t row_len, size_t subs, Fn fn) {
+  const size_t block = subs * kGroups;  // <= row_len
+  size_t g = 0;
+  if (row_len >= 16 * block) {
+    const size_t head = (kLineBytes - reinterpret_cast<uintptr_t>(rows) % kLineBytes) % kLineBytes;
+    if (head != 0) {
+      fn(0, subs);
+      g = head;
     }
-    g = (g == 0 && head != 0) ? head : g + block;
+  }
+  for (; g + block <= row_len; g += block) {
+    fn(g, subs);
+  }
+  if (g < row_len) {
+    const size_t tail_subs = (row_len - g + kGroups - 1) / kGroups;
+    fn(row_len - tail_subs * kGroups, tail_subs);
   }
 }
 
-// A block is `subs` runs of 32 groups from group g; each run has its own scratch area. Every
-// bit row is visited for all runs before the next row, so each row line is used in one go.
-void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, size_t g,
-                  size_t subs, V* scratch) {
+// A block is `subs` sub-blocks from group g, each with its own scratch area; every bit row is
+// visited for all of them before the next row, so each row line is used in one go.
+void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, size_t g, size_t subs,
+                  V* scratch) {
   V x[8];
-  if (t == 1) {  // a run is 256 contiguous bytes: no scratch needed
+  if (t == 1) {  // a sub-block is 256 contiguous bytes: no scratch needed
     for (size_t h = 0; h < subs; ++h) {
       const uint8_t* in = src + (g + h * kGroups) * 8;
 #pragma GCC unroll 8
@@ -354,11 +363,12 @@ void BitShuffleAvx2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitShuffleSse2(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
-                                kScratchVectors / (8 * SliceWidth(t))});
+  const size_t subs =
+      std::min({row_len / kGroups, kLineGroups / kGroups, kScratchVectors / (8 * SliceWidth(t))});
   V scratch[kScratchVectors];
-  ForEachBlock(dst, row_len, subs * kGroups,
-               [&](size_t g) { ShuffleBlock(src, dst, row_len, t, g, subs, scratch); });
+  ForEachBlock(dst, row_len, subs, [&](size_t g, size_t block_subs) {
+    ShuffleBlock(src, dst, row_len, t, g, block_subs, scratch);
+  });
 }
 
 void BitUnshuffleAvx2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
@@ -367,11 +377,12 @@ void BitUnshuffleAvx2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitUnshuffleSse2(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
-                                kScratchVectors / (8 * SliceWidth(t))});
+  const size_t subs =
+      std::min({row_len / kGroups, kLineGroups / kGroups, kScratchVectors / (8 * SliceWidth(t))});
   V scratch[kScratchVectors];
-  ForEachBlock(src, row_len, subs * kGroups,
-               [&](size_t g) { UnshuffleBlock(src, dst, row_len, t, g, subs, scratch); });
+  ForEachBlock(src, row_len, subs, [&](size_t g, size_t block_subs) {
+    UnshuffleBlock(src, dst, row_len, t, g, block_subs, scratch);
+  });
 }
 
 }  // namespace patchfeed::internal_codec

@@ -1,8 +1,8 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 //
 // SSE2 bit shuffle kernels (compiled with -msse2). Same scheme as bitshuffle_avx2.cc, which
-// explains it; here a block is 16 groups, one 16-byte vector per bit row, and a vector holds
-// two 8-byte pieces (no 128-bit lanes to track).
+// explains it; here a sub-block is 16 groups, one 16-byte vector per bit row, a vector holds
+// two 8-byte pieces (no 128-bit lanes to track), and a block spans up to 8 sub-blocks.
 
 #include <emmintrin.h>
 
@@ -18,7 +18,8 @@ namespace {
 using V = __m128i;
 
 constexpr size_t kGroups = 16;
-constexpr size_t kLineGroups = 128;     // groups per block for long rows: 2 lines per bit row
+constexpr size_t kLineGroups = 128;  // groups per block for long rows: 2 lines per bit row
+constexpr size_t kLineBytes = 64;
 constexpr size_t kScratchVectors = 512;  // 8 KiB
 
 constexpr size_t SliceWidth(size_t t) { return t <= 8 ? t : (t >= 16 ? 16 : 8); }
@@ -144,9 +145,9 @@ void ElementsToScratch(const uint8_t* in, size_t t, size_t k0, size_t width, V* 
   const size_t stride = 8 * t;
   V a[8];
   V b[8];
-  const size_t runs = width == t ? 1 : 8;
+  const size_t stretches = width == t ? 1 : 8;  // whole groups, or one slice per element
   const size_t bytes = width == t ? 8 * t : width;
-  for (size_t e = 0; e < runs; ++e) {
+  for (size_t e = 0; e < stretches; ++e) {
     const uint8_t* p = in + e * t + k0;
     V* rows = scratch + e * width;
     size_t s = 0;
@@ -169,9 +170,9 @@ void ScratchToElements(const V* scratch, size_t t, size_t k0, size_t width, uint
   const size_t stride = 8 * t;
   V a[8];
   V b[8];
-  const size_t runs = width == t ? 1 : 8;
+  const size_t stretches = width == t ? 1 : 8;  // whole groups, or one slice per element
   const size_t bytes = width == t ? 8 * t : width;
-  for (size_t e = 0; e < runs; ++e) {
+  for (size_t e = 0; e < stretches; ++e) {
     uint8_t* p = out + e * t + k0;
     const V* rows = scratch + e * width;
     size_t s = 0;
@@ -190,27 +191,31 @@ void ScratchToElements(const V* scratch, size_t t, size_t k0, size_t width, uint
   }
 }
 
-// Blocks along the rows; see ForEachBlock in bitshuffle_avx2.cc for the line alignment.
+// Blocks of `subs` sub-blocks covering the rows; see ForEachBlock in bitshuffle_avx2.cc.
 template <typename Fn>
-void ForEachBlock(const uint8_t* rows, size_t row_len, size_t block, Fn fn) {
-  size_t head = 0;
-  if (block == kLineGroups && row_len >= 32 * kLineGroups) {
-    head = (kLineGroups - reinterpret_cast<uintptr_t>(rows) % kLineGroups) % kLineGroups;
-  }
-  for (size_t g = 0;;) {
-    g = std::min(g, row_len - block);  // the last block may overlap the previous one
-    fn(g);
-    if (g + block == row_len) {
-      return;
+void ForEachBlock(const uint8_t* rows, size_t row_len, size_t subs, Fn fn) {
+  const size_t block = subs * kGroups;  // <= row_len
+  size_t g = 0;
+  if (row_len >= 16 * block) {
+    const size_t head = (kLineBytes - reinterpret_cast<uintptr_t>(rows) % kLineBytes) % kLineBytes;
+    if (head != 0) {
+      fn(0, subs);
+      g = head;
     }
-    g = (g == 0 && head != 0) ? head : g + block;
+  }
+  for (; g + block <= row_len; g += block) {
+    fn(g, subs);
+  }
+  if (g < row_len) {  // as few sub-blocks as cover the rest, overlapping the previous block
+    const size_t tail_subs = (row_len - g + kGroups - 1) / kGroups;
+    fn(row_len - tail_subs * kGroups, tail_subs);
   }
 }
 
-// A block is `subs` runs of 16 groups from group g, each with its own scratch area; every bit
-// row is visited for all runs before the next row.
-void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, size_t g,
-                  size_t subs, V* scratch) {
+// A block is `subs` sub-blocks from group g, each with its own scratch area; every bit row is
+// visited for all of them before the next row.
+void ShuffleBlock(const uint8_t* src, uint8_t* dst, size_t row_len, size_t t, size_t g, size_t subs,
+                  V* scratch) {
   V x[8];
   if (t == 1) {  // pieces PieceBase(i) and PieceBase(i) + 1 are adjacent: no scratch needed
     for (size_t h = 0; h < subs; ++h) {
@@ -295,11 +300,12 @@ void BitShuffleSse2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitShuffleScalar(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
-                                kScratchVectors / (8 * SliceWidth(t))});
+  const size_t subs =
+      std::min({row_len / kGroups, kLineGroups / kGroups, kScratchVectors / (8 * SliceWidth(t))});
   V scratch[kScratchVectors];
-  ForEachBlock(dst, row_len, subs * kGroups,
-               [&](size_t g) { ShuffleBlock(src, dst, row_len, t, g, subs, scratch); });
+  ForEachBlock(dst, row_len, subs, [&](size_t g, size_t block_subs) {
+    ShuffleBlock(src, dst, row_len, t, g, block_subs, scratch);
+  });
 }
 
 void BitUnshuffleSse2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
@@ -308,11 +314,12 @@ void BitUnshuffleSse2(const uint8_t* src, uint8_t* dst, size_t n, size_t t) {
     BitUnshuffleScalar(src, dst, n, t);
     return;
   }
-  const size_t subs = std::min({row_len / kGroups, kLineGroups / kGroups,
-                                kScratchVectors / (8 * SliceWidth(t))});
+  const size_t subs =
+      std::min({row_len / kGroups, kLineGroups / kGroups, kScratchVectors / (8 * SliceWidth(t))});
   V scratch[kScratchVectors];
-  ForEachBlock(src, row_len, subs * kGroups,
-               [&](size_t g) { UnshuffleBlock(src, dst, row_len, t, g, subs, scratch); });
+  ForEachBlock(src, row_len, subs, [&](size_t g, size_t block_subs) {
+    UnshuffleBlock(src, dst, row_len, t, g, block_subs, scratch);
+  });
 }
 
 }  // namespace patchfeed::internal_codec

@@ -9,8 +9,10 @@ namespace {
 SimdLevel DetectSimdLevel() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2")) return SimdLevel::kAvx2;
-  if (__builtin_cpu_supports("sse2")) return SimdLevel::kSse2;
+  if (__builtin_cpu_supports("avx2"))
+    return SimdLevel::kAvx2;
+  if (__builtin_cpu_supports("sse2"))
+    return SimdLevel::kSse2;
 #endif
   return SimdLevel::kScalar;
 }

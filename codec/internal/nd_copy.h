@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include "codec/b2nd_meta.h"
 #include "codec/nd_reader.h"
@@ -46,64 +47,152 @@ inline Status ForEachIndex(int n, const int64_t* lo, const int64_t* hi, F&& f) {
   }
 }
 
+// A strided walk over rows: the innermost dimension is one contiguous run in both source and
+// destination; trailing dimensions contiguous in both are merged into longer rows first, and
+// the outer dimensions advance pointers by their strides (no per-row index arithmetic).
+struct RowWalk {
+  int outer = 0;                  // number of outer dimensions
+  Index extent{};                 // outer extents
+  Index src_stride{}, dst_stride{};
+  int64_t row_bytes = 0;          // bytes per row (merged)
+  int64_t row_items = 0;          // items per row, when the rows are not byte-contiguous
+  bool dst_row_contiguous = true;
+  int64_t dst_item_stride = 0;    // byte stride between items of a row in dst
+  int64_t itemsize = 0;
+};
+
+// Builds the walk for copying extents `shape` (n dims) between strides `src_strides` (may be
+// null for a fill) and `dst_strides`.
+inline RowWalk MakeRowWalk(int n, int64_t itemsize, const int64_t* shape,
+                           const int64_t* src_strides, const int64_t* dst_strides) {
+  RowWalk w;
+  w.itemsize = itemsize;
+  int last = n - 1;
+  int64_t items = shape[last];
+  w.dst_row_contiguous = dst_strides[last] == itemsize &&
+                         (src_strides == nullptr || src_strides[last] == itemsize);
+  if (w.dst_row_contiguous) {
+    // Merge dimension last-1 into the row while both sides are contiguous across it.
+    while (last > 0 && dst_strides[last - 1] == items * itemsize &&
+           (src_strides == nullptr || src_strides[last - 1] == items * itemsize)) {
+      --last;
+      items *= shape[last];
+    }
+  }
+  w.row_items = items;
+  w.row_bytes = items * itemsize;
+  w.dst_item_stride = dst_strides[n - 1];
+  w.outer = last;
+  for (int d = 0; d < last; ++d) {
+    const auto i = static_cast<size_t>(d);
+    w.extent[i] = shape[d];
+    w.src_stride[i] = src_strides != nullptr ? src_strides[d] : 0;
+    w.dst_stride[i] = dst_strides[d];
+  }
+  return w;
+}
+
+// Calls row(src_offset, dst_offset) for every row of the walk.
+template <typename F>
+inline void ForEachRow(const RowWalk& w, F&& row) {
+  Index idx{};
+  int64_t so = 0, dof = 0;
+  for (int d = 0; d < w.outer; ++d) {
+    if (w.extent[static_cast<size_t>(d)] <= 0) return;
+  }
+  while (true) {
+    row(so, dof);
+    int d = w.outer - 1;
+    for (; d >= 0; --d) {
+      const auto i = static_cast<size_t>(d);
+      so += w.src_stride[i];
+      dof += w.dst_stride[i];
+      if (++idx[i] < w.extent[i]) break;
+      so -= w.src_stride[i] * w.extent[i];
+      dof -= w.dst_stride[i] * w.extent[i];
+      idx[i] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
 // Copies the items of region [lo, hi) (global coordinates) from a C-ordered source whose
 // origin is `src_origin` and extents `src_shape`, into `dst` whose origin is `dst_origin`.
 inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
-                const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
-                const NdView& dst, const int64_t* dst_origin) {
+                       const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
+                       const NdView& dst, const int64_t* dst_origin) {
   if (n == 0) {
     std::memcpy(dst.data, src, static_cast<size_t>(itemsize));
     return;
   }
-  Index src_strides{};
+  Index src_strides{}, shape{};
   int64_t s = itemsize;
   for (int d = n - 1; d >= 0; --d) {
     src_strides[static_cast<size_t>(d)] = s;
     s *= src_shape[d];
   }
-  const int last = n - 1;
-  const int64_t run = hi[last] - lo[last];
-  const bool dst_rows_contiguous = dst.byte_strides[static_cast<size_t>(last)] == itemsize;
-  Index outer_hi{};
-  std::copy(hi, hi + n, outer_hi.begin());
-  outer_hi[static_cast<size_t>(last)] = lo[last] + 1;  // iterate rows, not items
-  (void)ForEachIndex(n, lo, outer_hi.data(), [&](const Index& idx) {
-    int64_t so = 0, dof = 0;
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      so += (idx[i] - src_origin[d]) * src_strides[i];
-      dof += (idx[i] - dst_origin[d]) * dst.byte_strides[i];
-    }
-    if (dst_rows_contiguous) {
-      std::memcpy(dst.data + dof, src + so, static_cast<size_t>(run * itemsize));
+  int64_t so = 0, dof = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    shape[i] = hi[d] - lo[d];
+    if (shape[i] <= 0) return;
+    so += (lo[d] - src_origin[d]) * src_strides[i];
+    dof += (lo[d] - dst_origin[d]) * dst.byte_strides[i];
+  }
+  const RowWalk w = MakeRowWalk(n, itemsize, shape.data(), src_strides.data(),
+                                dst.byte_strides.data());
+  const std::byte* s0 = src + so;
+  std::byte* d0 = dst.data + dof;
+  ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
+    if (w.dst_row_contiguous) {
+      std::memcpy(d0 + dst_off, s0 + src_off, static_cast<size_t>(w.row_bytes));
     } else {
-      const int64_t ds = dst.byte_strides[static_cast<size_t>(last)];
-      for (int64_t k = 0; k < run; ++k) {
-        std::memcpy(dst.data + dof + k * ds, src + so + k * itemsize,
+      for (int64_t k = 0; k < w.row_items; ++k) {
+        std::memcpy(d0 + dst_off + k * w.dst_item_stride, s0 + src_off + k * itemsize,
                     static_cast<size_t>(itemsize));
       }
     }
-    return Status::Ok();
   });
 }
 
-// Fills every item of `dst` with `item`.
+// Fills every item of `dst` with `item`: a memset per row when the item's bytes are all equal
+// (zeros, -1), else a copy of a pre-filled row.
 inline void FillView(int n, const NdView& dst, std::span<const std::byte> item) {
-  Index lo{}, hi{};
-  for (int d = 0; d < n; ++d) hi[static_cast<size_t>(d)] = dst.shape[static_cast<size_t>(d)];
-  (void)ForEachIndex(n, lo.data(), hi.data(), [&](const Index& idx) {
-    int64_t off = 0;
-    for (int d = 0; d < n; ++d) {
-      off += idx[static_cast<size_t>(d)] * dst.byte_strides[static_cast<size_t>(d)];
+  const auto itemsize = static_cast<int64_t>(item.size());
+  if (n == 0) {
+    std::memcpy(dst.data, item.data(), item.size());
+    return;
+  }
+  for (int d = 0; d < n; ++d) {
+    if (dst.shape[static_cast<size_t>(d)] <= 0) return;
+  }
+  const RowWalk w = MakeRowWalk(n, itemsize, dst.shape.data(), nullptr, dst.byte_strides.data());
+  const bool uniform =
+      std::all_of(item.begin(), item.end(), [&](std::byte b) { return b == item[0]; });
+  std::vector<std::byte> pattern;
+  if (!uniform && w.dst_row_contiguous) {
+    pattern.resize(static_cast<size_t>(w.row_bytes));
+    for (int64_t k = 0; k < w.row_items; ++k) {
+      std::memcpy(pattern.data() + k * itemsize, item.data(), item.size());
     }
-    std::memcpy(dst.data + off, item.data(), item.size());
-    return Status::Ok();
+  }
+  ForEachRow(w, [&](int64_t, int64_t dst_off) {
+    std::byte* row = dst.data + dst_off;
+    if (w.dst_row_contiguous && uniform) {
+      std::memset(row, static_cast<int>(item[0]), static_cast<size_t>(w.row_bytes));
+    } else if (w.dst_row_contiguous) {
+      std::memcpy(row, pattern.data(), pattern.size());
+    } else {
+      for (int64_t k = 0; k < w.row_items; ++k) {
+        std::memcpy(row + k * w.dst_item_stride, item.data(), item.size());
+      }
+    }
   });
 }
 
 // Fills the items of region [lo, hi) of `dst` (global coordinates, origin `dst_origin`).
 inline void FillRegion(int n, const int64_t* lo, const int64_t* hi, const NdView& dst,
-                const int64_t* dst_origin, std::span<const std::byte> item) {
+                       const int64_t* dst_origin, std::span<const std::byte> item) {
   NdView sub = dst;
   for (int d = 0; d < n; ++d) {
     const auto i = static_cast<size_t>(d);

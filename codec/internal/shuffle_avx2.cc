@@ -59,25 +59,17 @@ PF_INLINE T Opaque(T p) {
 // Interleaves the `kBytes`-byte units of the low (high) halves of each lane of a and b.
 template <int kBytes>
 PF_INLINE Vec UnpackLo(Vec a, Vec b) {
-  if constexpr (kBytes == 1)
-    return _mm256_unpacklo_epi8(a, b);
-  if constexpr (kBytes == 2)
-    return _mm256_unpacklo_epi16(a, b);
-  if constexpr (kBytes == 4)
-    return _mm256_unpacklo_epi32(a, b);
-  if constexpr (kBytes == 8)
-    return _mm256_unpacklo_epi64(a, b);
+  return kBytes == 1   ? _mm256_unpacklo_epi8(a, b)
+         : kBytes == 2 ? _mm256_unpacklo_epi16(a, b)
+         : kBytes == 4 ? _mm256_unpacklo_epi32(a, b)
+                       : _mm256_unpacklo_epi64(a, b);
 }
 template <int kBytes>
 PF_INLINE Vec UnpackHi(Vec a, Vec b) {
-  if constexpr (kBytes == 1)
-    return _mm256_unpackhi_epi8(a, b);
-  if constexpr (kBytes == 2)
-    return _mm256_unpackhi_epi16(a, b);
-  if constexpr (kBytes == 4)
-    return _mm256_unpackhi_epi32(a, b);
-  if constexpr (kBytes == 8)
-    return _mm256_unpackhi_epi64(a, b);
+  return kBytes == 1   ? _mm256_unpackhi_epi8(a, b)
+         : kBytes == 2 ? _mm256_unpackhi_epi16(a, b)
+         : kBytes == 4 ? _mm256_unpackhi_epi32(a, b)
+                       : _mm256_unpackhi_epi64(a, b);
 }
 
 // One step of Interleave: before it, each group of kGroup consecutive planes is already
@@ -102,15 +94,12 @@ PF_INLINE void InterleaveStep(Vec (&v)[kPlanes]) {
 }
 
 // Per lane: v[k] holds byte k of 16 elements; afterwards v[q] holds bytes [16q, 16q + 16) of
-// those elements laid end to end.
-template <int kPlanes>
+// those elements laid end to end. For 16 planes, a 16x16 transpose: its own inverse.
+template <int kPlanes, int kGroup = 1>
 PF_INLINE void Interleave(Vec (&v)[kPlanes]) {
-  if constexpr (kPlanes >= 2)
-    InterleaveStep<kPlanes, 1>(v);
-  if constexpr (kPlanes >= 4)
-    InterleaveStep<kPlanes, 2>(v);
-  if constexpr (kPlanes >= 8)
-    InterleaveStep<kPlanes, 4>(v);
+  InterleaveStep<kPlanes, kGroup>(v);
+  if constexpr (2 * kGroup < kPlanes)
+    Interleave<kPlanes, 2 * kGroup>(v);
 }
 
 // Per lane, the inverse of Interleave for 2, 4 or 8 planes. Each step splits the byte stream
@@ -201,19 +190,21 @@ size_t PaddedEnd(size_t ts, size_t n) {
   return bytes < 16 ? 0 : (bytes - 16) / ts / kBatch * kBatch;
 }
 
-// ---- Type sizes 3, 5, 6, 7: padded to 8-byte slots. ----
-// Within a lane two elements sit in 8-byte slots, so the 8-plane networks apply; a byte permute
-// moves the elements between their packed 2 * ts bytes and the slots. Stores are 16 bytes at
-// every second element start, in increasing order, so each overwrites the scratch bytes its
-// predecessor spilled past its two elements.
+// ---- Type sizes 3, 5, 6, 7: padded to 4-byte (3) or 8-byte slots. ----
+// Within a lane, 16 / kSlots elements sit in kSlots-byte slots, so the kSlots-plane networks
+// apply; a byte permute moves the elements between their packed bytes and the slots. Stores
+// are 16 bytes at the start of each such group of elements, in increasing order, so each
+// overwrites the scratch bytes its predecessor spilled past its group.
+template <size_t kTs>
+constexpr size_t kSlots = kTs <= 4 ? 4 : 8;
 
-// Byte permutes of a lane: packed pair of elements <-> pair of 8-byte slots (-1: zero).
+// Byte permutes of a lane: packed elements <-> slots (-1: zero).
 template <size_t kTs>
 constexpr std::array<int8_t, 16> SlotsFromPacked() {
   std::array<int8_t, 16> m{};
-  for (size_t j = 0; j < 8; ++j) {
-    m[j] = static_cast<int8_t>(j < kTs ? static_cast<int>(j) : -1);
-    m[8 + j] = static_cast<int8_t>(j < kTs ? static_cast<int>(kTs + j) : -1);
+  for (size_t j = 0; j < 16; ++j) {
+    const size_t e = j / kSlots<kTs>, k = j % kSlots<kTs>;
+    m[j] = static_cast<int8_t>(k < kTs ? static_cast<int>(e * kTs + k) : -1);
   }
   return m;
 }
@@ -221,9 +212,8 @@ template <size_t kTs>
 constexpr std::array<int8_t, 16> PackedFromSlots() {
   std::array<int8_t, 16> m{};
   for (size_t j = 0; j < 16; ++j) {
-    m[j] = static_cast<int8_t>(j < kTs       ? static_cast<int>(j)
-                               : j < 2 * kTs ? static_cast<int>(j - kTs + 8)
-                                             : -1);
+    const size_t e = j / kTs, k = j % kTs;
+    m[j] = static_cast<int8_t>(e < 16 / kSlots<kTs> ? static_cast<int>(e * kSlots<kTs> + k) : -1);
   }
   return m;
 }
@@ -233,17 +223,18 @@ PF_INLINE Vec LaneMask(const std::array<int8_t, 16>& m) {
 
 template <size_t kTs>
 size_t ShuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
+  constexpr size_t kSlot = kSlots<kTs>, kGroup = 16 / kSlot * kTs;  // packed bytes per group
   static constexpr std::array<int8_t, 16> kMask = SlotsFromPacked<kTs>();
   const Vec mask = LaneMask(kMask);
   const size_t end = PaddedEnd(kTs, n);
   for (size_t i = 0; i < end; i += kBatch) {
     const std::byte* s = src + i * kTs;
-    Vec v[8];
+    Vec v[kSlot];
 #pragma GCC unroll 8
-    for (size_t c = 0; c < 8; ++c) {
-      v[c] = _mm256_shuffle_epi8(LoadLanes(s + 2 * c * kTs, s + (kHalf + 2 * c) * kTs), mask);
+    for (size_t c = 0; c < kSlot; ++c) {
+      v[c] = _mm256_shuffle_epi8(LoadLanes(s + c * kGroup, s + kHalf * kTs + c * kGroup), mask);
     }
-    Deinterleave<8>(v);
+    Deinterleave<kSlot>(v);
 #pragma GCC unroll 8
     for (size_t k = 0; k < kTs; ++k)
       Store(dst + k * n + i, v[k]);
@@ -253,28 +244,97 @@ size_t ShuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
 
 template <size_t kTs>
 size_t UnshuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
+  constexpr size_t kSlot = kSlots<kTs>, kGroup = 16 / kSlot * kTs;
   static constexpr std::array<int8_t, 16> kMask = PackedFromSlots<kTs>();
   const Vec mask = LaneMask(kMask);
   const size_t end = PaddedEnd(kTs, n);
   for (size_t i = 0; i < end; i += kBatch) {
-    Vec v[8];
+    Vec v[kSlot];
 #pragma GCC unroll 8
-    for (size_t k = 0; k < 8; ++k) {
+    for (size_t k = 0; k < kSlot; ++k) {
       v[k] = k < kTs ? Load(src + k * n + i) : _mm256_setzero_si256();
     }
-    Interleave<8>(v);
+    Interleave<kSlot>(v);
     std::byte* d = dst + i * kTs;
 #pragma GCC unroll 8
-    for (size_t c = 0; c < 8; ++c)
+    for (size_t c = 0; c < kSlot; ++c)
       v[c] = _mm256_shuffle_epi8(v[c], mask);
 #pragma GCC unroll 8
-    for (size_t c = 0; c < 8; ++c)
-      StoreLane0(d + 2 * c * kTs, v[c]);
+    for (size_t c = 0; c < kSlot; ++c)
+      StoreLane0(d + c * kGroup, v[c]);
 #pragma GCC unroll 8
-    for (size_t c = 0; c < 8; ++c)
-      StoreLane1(d + (kHalf + 2 * c) * kTs, v[c]);
+    for (size_t c = 0; c < kSlot; ++c)
+      StoreLane1(d + kHalf * kTs + c * kGroup, v[c]);
   }
   return end;
+}
+
+// ---- Type size 12 (three 4-byte words, e.g. xyz float32): 3 x 4 bytes. ----
+// Each group of four planes is interleaved into 4-byte words like a 4-byte type; then per lane
+// the words a, b, c of four elements are woven into their 48 bytes: a0 b0 c0 a1 | b1 c1 a2 b2 |
+// c2 a3 b3 c3. One in-lane word permute per source puts every word at its position in its
+// output vector, so blends (which need no shuffle unit) finish the job. That is 36 shuffles per
+// batch where the 16-row transpose takes 64.
+constexpr int kWordOrderA = 0x6c;  // a0 a3 a2 a1
+constexpr int kWordOrderB = 0xb1;  // b1 b0 b3 b2
+constexpr int kWordOrderC = 0xc6;  // c2 c1 c0 c3  (each order is its own inverse)
+
+// Word 1 from y, word 2 from z, the others from x, in both lanes.
+PF_INLINE Vec Blend3(Vec x, Vec y, Vec z) {
+  return _mm256_blend_epi32(_mm256_blend_epi32(x, y, 0x22), z, 0x44);
+}
+
+size_t Shuffle12(const std::byte* src, std::byte* dst, size_t n) {
+  size_t i = 0;
+  for (; i + kBatch <= n; i += kBatch) {
+    Vec w[3][4];  // w[g][q]: bytes 4g..4g+3 of the lane's elements 4q..4q+3
+#pragma GCC unroll 4
+    for (size_t q = 0; q < 4; ++q) {
+      const std::byte* s = src + (i + 4 * q) * 12;
+      const Vec o0 = LoadLanes(s, s + kHalf * 12);
+      const Vec o1 = LoadLanes(s + 16, s + kHalf * 12 + 16);
+      const Vec o2 = LoadLanes(s + 32, s + kHalf * 12 + 32);
+      w[0][q] = _mm256_shuffle_epi32(Blend3(o0, o2, o1), kWordOrderA);
+      w[1][q] = _mm256_shuffle_epi32(Blend3(o1, o0, o2), kWordOrderB);
+      w[2][q] = _mm256_shuffle_epi32(Blend3(o2, o1, o0), kWordOrderC);
+    }
+#pragma GCC unroll 3
+    for (size_t g = 0; g < 3; ++g) {
+      Deinterleave<4>(w[g]);
+#pragma GCC unroll 4
+      for (size_t k = 0; k < 4; ++k)
+        Store(dst + (4 * g + k) * n + i, w[g][k]);
+    }
+  }
+  return i;
+}
+
+size_t Unshuffle12(const std::byte* src, std::byte* dst, size_t n) {
+  size_t i = 0;
+  for (; i + kBatch <= n; i += kBatch) {
+    Vec w[3][4];
+#pragma GCC unroll 3
+    for (size_t g = 0; g < 3; ++g) {
+#pragma GCC unroll 4
+      for (size_t k = 0; k < 4; ++k)
+        w[g][k] = Load(src + (4 * g + k) * n + i);
+      Interleave<4>(w[g]);
+    }
+#pragma GCC unroll 4
+    for (size_t q = 0; q < 4; ++q) {
+      const Vec a = _mm256_shuffle_epi32(w[0][q], kWordOrderA);
+      const Vec b = _mm256_shuffle_epi32(w[1][q], kWordOrderB);
+      const Vec c = _mm256_shuffle_epi32(w[2][q], kWordOrderC);
+      const Vec o[3] = {Blend3(a, b, c), Blend3(b, c, a), Blend3(c, a, b)};
+      std::byte* d = dst + (i + 4 * q) * 12;
+#pragma GCC unroll 3
+      for (size_t j = 0; j < 3; ++j) {
+        StoreLane0(d + 16 * j, o[j]);
+        StoreLane1(d + kHalf * 12 + 16 * j, o[j]);
+      }
+    }
+  }
+  return i;
 }
 
 // ---- Type sizes 9 and up: 16x16 byte transposes per lane. ----
@@ -290,30 +350,6 @@ size_t UnshuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
 // streams of the direct way fall into the same few L1 sets and evict each other's lines, which
 // halves the speed or worse.
 
-// The transpose in three parts (it is Interleave for 16 planes, and its own inverse). Inputs are
-// loaded right before their first use and outputs handed on as soon as they are ready: with 16
-// vector registers, holding all inputs or all outputs at once spills.
-template <typename LoadFn>
-PF_INLINE void TransposeFirstSteps(LoadFn load, Vec (&v)[16]) {
-#pragma GCC unroll 8
-  for (size_t m = 0; m < 8; ++m) {
-    const Vec a = load(2 * m);
-    const Vec b = load(2 * m + 1);
-    v[2 * m] = UnpackLo<1>(a, b);
-    v[2 * m + 1] = UnpackHi<1>(a, b);
-  }
-  InterleaveStep<16, 2>(v);
-}
-template <typename StoreFn>
-PF_INLINE void TransposeLastSteps(Vec (&v)[16], StoreFn store) {
-  InterleaveStep<16, 4>(v);
-#pragma GCC unroll 8
-  for (size_t q = 0; q < 8; ++q) {
-    store(2 * q, UnpackLo<8>(v[q], v[8 + q]));
-    store(2 * q + 1, UnpackHi<8>(v[q], v[8 + q]));
-  }
-}
-
 // Where row r of a tile comes from: plane first + r. Types under 16 bytes have rows past their
 // end; those take the next element's leading bytes (plane r - ts, one element on), so that each
 // 16-byte store of an element also writes correct bytes into the next one, and stores may go in
@@ -323,10 +359,24 @@ PF_INLINE const std::byte* TileRow(const std::byte* src, size_t n, size_t ts, si
   return first + r < ts ? src + (first + r) * n : src + (first + r - ts) * n + 1;
 }
 
-// Stores element e of both lanes of a transposed batch at d.
-PF_INLINE void StoreElement(std::byte* d, size_t ts, size_t e, Vec v) {
-  StoreLane0(d + e * ts, v);
-  StoreLane1(d + (kHalf + e) * ts, v);
+// Stores the 32 transposed elements of an unshuffle batch at d.
+template <size_t kTs>
+PF_INLINE void StoreElements(const Vec (&v)[16], std::byte* d, size_t ts) {
+  if constexpr (kTs == 16) {
+    // Contiguous elements: pairs make whole-vector stores. As fast as split stores on Intel and
+    // faster on AMD, whose extract-to-memory also takes a shuffle slot.
+#pragma GCC unroll 8
+    for (size_t j = 0; j < 8; ++j) {
+      Store(d + 32 * j, _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x20));
+      Store(d + 256 + 32 * j, _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x31));
+    }
+  } else {
+#pragma GCC unroll 16
+    for (size_t e = 0; e < 16; ++e) {
+      StoreLane0(d + e * ts, v[e]);
+      StoreLane1(d + (kHalf + e) * ts, v[e]);
+    }
+  }
 }
 
 template <size_t kTs>  // kTs == 0: the type size is known at run time only
@@ -337,14 +387,25 @@ void UnshuffleTileDirect(const std::byte* src, std::byte* dst, size_t n, size_t 
   for (size_t r = 0; r < 16; ++r)
     plane[r] = TileRow(src, n, ts, first, r);
   for (size_t i = begin; i < end; i += kBatch) {
-    std::byte* d = Opaque(dst + i * ts + first);
     Vec v[16];
-    TransposeFirstSteps([&](size_t r) { return Load(plane[r] + i); }, v);
-    TransposeLastSteps(v, [&](size_t e, Vec x) { StoreElement(d, ts, e, x); });
+    if (ts >= 16) {
+      // Base plus multiples of n: cheaper than the table, whose 16 entries GCC would turn into
+      // as many induction variables.
+      const std::byte* base = Opaque(src + first * n + i);
+#pragma GCC unroll 16
+      for (size_t r = 0; r < 16; ++r)
+        v[r] = Load(base + r * n);
+    } else {
+#pragma GCC unroll 16
+      for (size_t r = 0; r < 16; ++r)
+        v[r] = Load(plane[r] + i);
+    }
+    Interleave<16>(v);
+    StoreElements<kTs>(v, Opaque(dst + i * ts + first), ts);
   }
 }
 
-constexpr size_t kStageBatches = 8;  // a 4 KiB stage
+constexpr size_t kStageBatches = 16;  // an 8 KiB stage: longer runs per plane measured faster
 
 template <size_t kTs>
 void UnshuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t runtime_ts,
@@ -362,21 +423,28 @@ void UnshuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t 
 #pragma GCC unroll 4
         for (size_t q = 0; q < 4; ++q)
           v[q] = Load(p[q] + t * kBatch);
-        Interleave<4>(v);  // the first two steps of the transpose, for these four planes
+        Interleave<4>(v);  // the first two steps of Interleave<16>, for these four planes
 #pragma GCC unroll 4
         for (size_t q = 0; q < 4; ++q)
           stage[t][g + q] = v[q];
       }
     }
     for (size_t t = 0; t < batches; ++t) {
-      std::byte* d = Opaque(dst + (b + t * kBatch) * ts + first);
       Vec v[16];
 #pragma GCC unroll 16
       for (size_t r = 0; r < 16; ++r)
         v[r] = stage[t][r];
-      TransposeLastSteps(v, [&](size_t e, Vec x) { StoreElement(d, ts, e, x); });
+      InterleaveStep<16, 4>(v);
+      InterleaveStep<16, 8>(v);
+      StoreElements<kTs>(v, Opaque(dst + (b + t * kBatch) * ts + first), ts);
     }
   }
+}
+
+PF_INLINE void LoadElements(const std::byte* s, size_t ts, Vec (&v)[16]) {
+#pragma GCC unroll 16
+  for (size_t e = 0; e < 16; ++e)
+    v[e] = LoadLanes(s + e * ts, s + (kHalf + e) * ts);
 }
 
 template <size_t kTs>
@@ -385,14 +453,15 @@ void ShuffleTileDirect(const std::byte* src, std::byte* dst, size_t n, size_t ru
   const size_t ts = kTs != 0 ? kTs : runtime_ts;
   const size_t rows = std::min<size_t>(16, ts);
   for (size_t i = begin; i < end; i += kBatch) {
-    const std::byte* s = Opaque(src + i * ts + first);
-    std::byte* d = Opaque(dst + first * n + i);
     Vec v[16];
-    TransposeFirstSteps([&](size_t e) { return LoadLanes(s + e * ts, s + (kHalf + e) * ts); }, v);
-    TransposeLastSteps(v, [&](size_t r, Vec x) {
+    LoadElements(Opaque(src + i * ts + first), ts, v);
+    Interleave<16>(v);
+    std::byte* d = Opaque(dst + first * n + i);
+#pragma GCC unroll 16
+    for (size_t r = 0; r < 16; ++r) {
       if (r < rows)
-        Store(d + r * n, x);
-    });
+        Store(d + r * n, v[r]);
+    }
   }
 }
 
@@ -405,9 +474,9 @@ void ShuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t ru
   for (size_t b = begin; b < end; b += kStageBatches * kBatch) {
     const size_t batches = std::min(end - b, kStageBatches * kBatch) / kBatch;
     for (size_t t = 0; t < batches; ++t) {
-      const std::byte* s = Opaque(src + (b + t * kBatch) * ts + first);
-      TransposeFirstSteps([&](size_t e) { return LoadLanes(s + e * ts, s + (kHalf + e) * ts); },
-                          stage[t]);
+      LoadElements(Opaque(src + (b + t * kBatch) * ts + first), ts, stage[t]);
+      InterleaveStep<16, 1>(stage[t]);
+      InterleaveStep<16, 2>(stage[t]);
     }
     // The last two steps, four planes at a time: planes 4j..4j+3 come from vector j of each
     // group of four rows left by the first two steps.
@@ -433,26 +502,35 @@ void ShuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t ru
   }
 }
 
-// Whether planes 0..15 start at too few distinct line positions modulo 4 KiB (the span that
-// maps onto all L1 sets), so that a direct tile would thrash its sets.
-bool PlanesCollide(size_t n) {
+// The most of planes 0..15 that start at the same line position modulo 4 KiB (the span that
+// maps onto all L1 sets). Past a limit a direct tile thrashes its sets and the staged one wins;
+// the limits were measured on an 8-way L1 (Zen 4; Intel's is 12-way). Stores suffer sooner than
+// loads, since a half-written line that leaves L1 has to come back to be completed.
+int PlanesPerSet(size_t n) {
   uint8_t hits[64] = {};
   uint8_t most = 0;
   for (size_t r = 0; r < 16; ++r)
     most = std::max<uint8_t>(most, ++hits[r * n % 4096 / 64]);
-  return most > 2;
+  return most;
 }
+constexpr int kDirectUnshuffleLimit = 8;
+constexpr int kDirectShuffleLimit = 6;
+// Wider types than this shuffle staged regardless: their direct tiles reread each source line
+// once per tile (measured).
+constexpr size_t kDirectShuffleMaxTs = 32;
 
-// Elements go in blocks whose element-major side stays in L2-near caches while every tile
-// passes over it; each tile pass then reads or writes its 16 planes as sequential runs.
-constexpr size_t kTileBlockBytes = 32768;
+// Elements go in blocks whose element-major side (~16 KiB) stays in L1 while every tile passes
+// over it; each tile pass then reads or writes its 16 planes as sequential runs.
+constexpr size_t kTileBlockBytes = 16384;
 
 template <size_t kTs, bool kUnshuffle>
 size_t RunTiles(const std::byte* src, std::byte* dst, size_t runtime_ts, size_t n) {
   const size_t ts = kTs != 0 ? kTs : runtime_ts;
   const size_t end = ts >= 16 ? n / kBatch * kBatch : PaddedEnd(ts, n);
   const size_t block = std::max(kBatch, kTileBlockBytes / ts / kBatch * kBatch);
-  const bool staged = PlanesCollide(n);
+  const bool staged = kUnshuffle
+                          ? PlanesPerSet(n) > kDirectUnshuffleLimit
+                          : PlanesPerSet(n) > kDirectShuffleLimit || ts > kDirectShuffleMaxTs;
   for (size_t b = 0; b < end; b += block) {
     const size_t e = std::min(end, b + block);
     for (size_t first = 0; first < ts; first += 16) {
@@ -472,12 +550,12 @@ size_t RunTiles(const std::byte* src, std::byte* dst, size_t runtime_ts, size_t 
 template <bool kUnshuffle>
 size_t Tiles(const std::byte* src, std::byte* dst, size_t ts, size_t n) {
   switch (ts) {
-    case 12:
-      return RunTiles<12, kUnshuffle>(src, dst, ts, n);
     case 16:
       return RunTiles<16, kUnshuffle>(src, dst, ts, n);
     case 24:
       return RunTiles<24, kUnshuffle>(src, dst, ts, n);
+    case 32:
+      return RunTiles<32, kUnshuffle>(src, dst, ts, n);
     default:
       return RunTiles<0, kUnshuffle>(src, dst, ts, n);
   }
@@ -485,48 +563,41 @@ size_t Tiles(const std::byte* src, std::byte* dst, size_t ts, size_t n) {
 
 #undef PF_INLINE
 
+// Indexed by type size; sizes past the table go to the tiles.
+using KernelFn = size_t (*)(const std::byte*, std::byte*, size_t);
+constexpr KernelFn kShuffles[] = {nullptr,          nullptr,          ShufflePow2<2>,
+                                  ShuffleNarrow<3>, ShufflePow2<4>,   ShuffleNarrow<5>,
+                                  ShuffleNarrow<6>, ShuffleNarrow<7>, ShufflePow2<8>};
+constexpr KernelFn kUnshuffles[] = {nullptr,
+                                    nullptr,
+                                    UnshufflePow2<2>,
+                                    UnshuffleNarrow<3>,
+                                    UnshufflePow2<4>,
+                                    UnshuffleNarrow<5>,
+                                    UnshuffleNarrow<6>,
+                                    UnshuffleNarrow<7>,
+                                    UnshufflePow2<8>};
+
 }  // namespace
 
 size_t ShuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {
-  switch (typesize) {
-    case 2:
-      return ShufflePow2<2>(src, dst, num_elements);
-    case 3:
-      return ShuffleNarrow<3>(src, dst, num_elements);
-    case 4:
-      return ShufflePow2<4>(src, dst, num_elements);
-    case 5:
-      return ShuffleNarrow<5>(src, dst, num_elements);
-    case 6:
-      return ShuffleNarrow<6>(src, dst, num_elements);
-    case 7:
-      return ShuffleNarrow<7>(src, dst, num_elements);
-    case 8:
-      return ShufflePow2<8>(src, dst, num_elements);
-    default:
-      return typesize < 9 ? 0 : Tiles<false>(src, dst, typesize, num_elements);
-  }
+  if (typesize < 2)
+    return 0;
+  if (typesize < 9)
+    return kShuffles[typesize](src, dst, num_elements);
+  if (typesize == 12)
+    return Shuffle12(src, dst, num_elements);
+  return Tiles<false>(src, dst, typesize, num_elements);
 }
 
 size_t UnshuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {
-  switch (typesize) {
-    case 2:
-      return UnshufflePow2<2>(src, dst, num_elements);
-    case 3:
-      return UnshuffleNarrow<3>(src, dst, num_elements);
-    case 4:
-      return UnshufflePow2<4>(src, dst, num_elements);
-    case 5:
-      return UnshuffleNarrow<5>(src, dst, num_elements);
-    case 6:
-      return UnshuffleNarrow<6>(src, dst, num_elements);
-    case 7:
-      return UnshuffleNarrow<7>(src, dst, num_elements);
-    case 8:
-      return UnshufflePow2<8>(src, dst, num_elements);
-    default:
-      return typesize < 9 ? 0 : Tiles<true>(src, dst, typesize, num_elements);
-  }
+  if (typesize < 2)
+    return 0;
+  if (typesize < 9)
+    return kUnshuffles[typesize](src, dst, num_elements);
+  if (typesize == 12)
+    return Unshuffle12(src, dst, num_elements);
+  return Tiles<true>(src, dst, typesize, num_elements);
 }
 
 }  // namespace patchfeed::internal_codec

@@ -5,7 +5,8 @@
 //
 // A batch is 16 elements: one 16-byte vector per byte plane. Moving between the plane-major and
 // element-major layouts of a batch is a byte transpose, done as a network of those operations
-// on an array of vectors that the compiler keeps in registers once the loops are unrolled.
+// on an array of vectors that the compiler keeps in registers once the loops are unrolled. The
+// structure follows shuffle_avx2.cc, which has the longer explanations.
 
 #include <emmintrin.h>
 
@@ -18,8 +19,8 @@
 namespace patchfeed::internal_codec {
 namespace {
 
-// The helpers take and return whole arrays of vectors; unless inlined, those go through the
-// stack and the kernels run several times slower, so inlining is not left to the heuristics.
+// The helpers take and return arrays of vectors; unless inlined, those go through the stack and
+// the kernels run several times slower, so inlining is not left to the heuristics.
 #define PF_INLINE inline __attribute__((always_inline))
 
 using Vec = __m128i;
@@ -28,33 +29,33 @@ constexpr size_t kBatch = 16;  // elements per vector of a byte plane
 PF_INLINE Vec Load(const std::byte* p) { return _mm_loadu_si128(reinterpret_cast<const Vec*>(p)); }
 PF_INLINE void Store(std::byte* p, Vec v) { _mm_storeu_si128(reinterpret_cast<Vec*>(p), v); }
 
+// Hides how a batch's base pointer derives from the loop counter, so that GCC does not turn each
+// strided address of a batch into an induction variable of its own and spill them all.
+template <typename T>
+PF_INLINE T Opaque(T p) {
+  asm("" : "+r"(p));
+  return p;
+}
+
 // Interleaves the `kBytes`-byte units of the low (high) halves of a and b.
 template <int kBytes>
 PF_INLINE Vec UnpackLo(Vec a, Vec b) {
-  if constexpr (kBytes == 1)
-    return _mm_unpacklo_epi8(a, b);
-  if constexpr (kBytes == 2)
-    return _mm_unpacklo_epi16(a, b);
-  if constexpr (kBytes == 4)
-    return _mm_unpacklo_epi32(a, b);
-  if constexpr (kBytes == 8)
-    return _mm_unpacklo_epi64(a, b);
+  return kBytes == 1   ? _mm_unpacklo_epi8(a, b)
+         : kBytes == 2 ? _mm_unpacklo_epi16(a, b)
+         : kBytes == 4 ? _mm_unpacklo_epi32(a, b)
+                       : _mm_unpacklo_epi64(a, b);
 }
 template <int kBytes>
 PF_INLINE Vec UnpackHi(Vec a, Vec b) {
-  if constexpr (kBytes == 1)
-    return _mm_unpackhi_epi8(a, b);
-  if constexpr (kBytes == 2)
-    return _mm_unpackhi_epi16(a, b);
-  if constexpr (kBytes == 4)
-    return _mm_unpackhi_epi32(a, b);
-  if constexpr (kBytes == 8)
-    return _mm_unpackhi_epi64(a, b);
+  return kBytes == 1   ? _mm_unpackhi_epi8(a, b)
+         : kBytes == 2 ? _mm_unpackhi_epi16(a, b)
+         : kBytes == 4 ? _mm_unpackhi_epi32(a, b)
+                       : _mm_unpackhi_epi64(a, b);
 }
 
 // One step of Interleave: before it, each group of kGroup consecutive planes is already
 // interleaved into kGroup vectors (vector q of a group holds elements [q*16/kGroup, ...) with
-// kGroup bytes each); pairs of groups are merged into groups of twice the size.
+// kGroup bytes each); pairs of groups merge into groups of twice the size.
 template <int kPlanes, int kGroup>
 PF_INLINE void InterleaveStep(Vec (&v)[kPlanes]) {
   Vec out[kPlanes];
@@ -74,29 +75,24 @@ PF_INLINE void InterleaveStep(Vec (&v)[kPlanes]) {
 }
 
 // v[k] holds byte k of 16 elements; afterwards v[q] holds bytes [16q, 16q + 16) of those
-// elements laid end to end. For kPlanes == 16 this is a 16x16 transpose, its own inverse.
-template <int kPlanes>
+// elements laid end to end. For 16 planes, a 16x16 transpose: its own inverse.
+template <int kPlanes, int kGroup = 1>
 PF_INLINE void Interleave(Vec (&v)[kPlanes]) {
-  if constexpr (kPlanes >= 2)
-    InterleaveStep<kPlanes, 1>(v);
-  if constexpr (kPlanes >= 4)
-    InterleaveStep<kPlanes, 2>(v);
-  if constexpr (kPlanes >= 8)
-    InterleaveStep<kPlanes, 4>(v);
-  if constexpr (kPlanes >= 16)
-    InterleaveStep<kPlanes, 8>(v);
+  InterleaveStep<kPlanes, kGroup>(v);
+  if constexpr (2 * kGroup < kPlanes)
+    Interleave<kPlanes, 2 * kGroup>(v);
 }
 
 // Inverse of Interleave for 2, 4 or 8 planes. Each step splits the byte stream held in v into
-// its even bytes (kept by a mask, then packed) followed by its odd bytes (shifted down, then
-// packed). Seen on byte addresses that rotates the address right by one bit, so log2(kPlanes)
-// steps move the byte-within-element bits to the top: the plane-major layout. It takes one pack
-// per output vector and step, where an unpack network would need four steps.
+// its even bytes (masked, then packed) followed by its odd bytes (shifted down, then packed):
+// on byte addresses a rotation right by one bit, so log2(kPlanes) steps bring the
+// byte-within-element bits to the top, the plane-major layout. One pack per vector and step,
+// where an unpack network would need four steps of one unpack per vector.
 template <int kPlanes>
 PF_INLINE void Deinterleave(Vec (&v)[kPlanes]) {
-  const Vec low_bytes = _mm_set1_epi16(0x00ff);
-  constexpr int kSteps = kPlanes == 2 ? 1 : kPlanes == 4 ? 2 : 3;
   static_assert(kPlanes == 2 || kPlanes == 4 || kPlanes == 8);
+  constexpr int kSteps = kPlanes == 2 ? 1 : kPlanes == 4 ? 2 : 3;
+  const Vec low_bytes = _mm_set1_epi16(0x00ff);
 #pragma GCC unroll 4
   for (int step = 0; step < kSteps; ++step) {
     Vec out[kPlanes];
@@ -167,14 +163,14 @@ size_t ShuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
   for (size_t i = 0; i < end; i += kBatch) {
     const std::byte* s = src + i * kTs;
     Vec v[8];
-#pragma GCC unroll 16
+#pragma GCC unroll 8
     for (size_t c = 0; c < 8; ++c) {
       const Vec even = _mm_loadl_epi64(reinterpret_cast<const Vec*>(s + 2 * c * kTs));
       const Vec odd = _mm_loadl_epi64(reinterpret_cast<const Vec*>(s + (2 * c + 1) * kTs));
       v[c] = _mm_unpacklo_epi64(even, odd);
     }
     Deinterleave<8>(v);
-#pragma GCC unroll 16
+#pragma GCC unroll 8
     for (size_t k = 0; k < kTs; ++k)
       Store(dst + k * n + i, v[k]);
   }
@@ -186,13 +182,13 @@ size_t UnshuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
   const size_t end = PaddedEnd(kTs, n);
   for (size_t i = 0; i < end; i += kBatch) {
     Vec v[8];
-#pragma GCC unroll 16
+#pragma GCC unroll 8
     for (size_t k = 0; k < 8; ++k) {
       v[k] = k < kTs ? Load(src + k * n + i) : _mm_setzero_si128();
     }
     Interleave<8>(v);
     std::byte* d = dst + i * kTs;
-#pragma GCC unroll 16
+#pragma GCC unroll 8
     for (size_t c = 0; c < 8; ++c) {
       _mm_storel_epi64(reinterpret_cast<Vec*>(d + 2 * c * kTs), v[c]);
       // movhps: stores the high half without spending a shuffle to move it down.
@@ -202,114 +198,227 @@ size_t UnshuffleNarrow(const std::byte* src, std::byte* dst, size_t n) {
   return end;
 }
 
-// ---- Type sizes 9 and up (16 included): 16x16 byte transposes. ----
-// A tile is bytes [first, first + 16) of every element. Wide types are covered by tiles at
-// 0, 16, 32, ... with the last one moved back to end at the type's last byte (overlapping its
-// neighbour, which only rewrites equal bytes). Types of 9..15 bytes use one tile whose missing
-// planes repeat the last one; their extra bytes are scratch, as in the narrow case.
+// ---- Type sizes 9 and up: 16x16 byte transposes, tiled, direct or staged. ----
+// As in shuffle_avx2.cc: a tile is bytes [first, first + 16) of every element; staged tiles
+// walk at most four planes at once, for planes a multiple of a large power of two apart.
 
-void ShuffleTile(const std::byte* src, std::byte* dst, size_t n, size_t ts, size_t first,
-                 size_t begin, size_t end) {
-  const size_t rows = std::min<size_t>(16, ts - first);
-  for (size_t i = begin; i < end; i += kBatch) {
-    const std::byte* s = src + i * ts + first;
-    Vec v[16];
-#pragma GCC unroll 16
-    for (size_t e = 0; e < 16; ++e)
-      v[e] = Load(s + e * ts);
-    Interleave<16>(v);
-#pragma GCC unroll 16
-    for (size_t r = 0; r < 16; ++r) {
-      if (r < rows)
-        Store(dst + (first + r) * n + i, v[r]);
-    }
-  }
+// Row r of a tile: plane first + r, or for rows past the end of a type under 16 bytes, the next
+// element's leading bytes, so that every 16-byte element store writes only correct bytes.
+PF_INLINE const std::byte* TileRow(const std::byte* src, size_t n, size_t ts, size_t first,
+                                   size_t r) {
+  return first + r < ts ? src + (first + r) * n : src + (first + r - ts) * n + 1;
 }
 
-void UnshuffleTile(const std::byte* src, std::byte* dst, size_t n, size_t ts, size_t first,
-                   size_t begin, size_t end) {
-  const std::byte* plane[16];
+PF_INLINE void StoreElements(const Vec (&v)[16], std::byte* d, size_t ts) {
 #pragma GCC unroll 16
+  for (size_t e = 0; e < 16; ++e)
+    Store(d + e * ts, v[e]);
+}
+
+template <size_t kTs>  // kTs == 0: the type size is known at run time only
+void UnshuffleTileDirect(const std::byte* src, std::byte* dst, size_t n, size_t runtime_ts,
+                         size_t first, size_t begin, size_t end) {
+  const size_t ts = kTs != 0 ? kTs : runtime_ts;
+  const std::byte* plane[16];
   for (size_t r = 0; r < 16; ++r)
-    plane[r] = src + std::min(first + r, ts - 1) * n;
+    plane[r] = TileRow(src, n, ts, first, r);
   for (size_t i = begin; i < end; i += kBatch) {
     Vec v[16];
 #pragma GCC unroll 16
     for (size_t r = 0; r < 16; ++r)
       v[r] = Load(plane[r] + i);
     Interleave<16>(v);
-    std::byte* d = dst + i * ts + first;
-#pragma GCC unroll 16
-    for (size_t e = 0; e < 16; ++e)
-      Store(d + e * ts, v[e]);
+    StoreElements(v, Opaque(dst + i * ts + first), ts);
   }
 }
 
+constexpr size_t kStageBatches = 32;  // an 8 KiB stage: longer runs per plane measured faster
+
+template <size_t kTs>
+void UnshuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t runtime_ts,
+                         size_t first, size_t begin, size_t end) {
+  const size_t ts = kTs != 0 ? kTs : runtime_ts;
+  alignas(16) Vec stage[kStageBatches][16];
+  for (size_t b = begin; b < end; b += kStageBatches * kBatch) {
+    const size_t batches = std::min(end - b, kStageBatches * kBatch) / kBatch;
+    for (size_t g = 0; g < 16; g += 4) {
+      const std::byte* p[4];
+      for (size_t q = 0; q < 4; ++q)
+        p[q] = TileRow(src, n, ts, first, g + q) + b;
+      for (size_t t = 0; t < batches; ++t) {
+        Vec v[4];
+#pragma GCC unroll 4
+        for (size_t q = 0; q < 4; ++q)
+          v[q] = Load(p[q] + t * kBatch);
+        Interleave<4>(v);  // the first two steps of Interleave<16>, for these four planes
+#pragma GCC unroll 4
+        for (size_t q = 0; q < 4; ++q)
+          stage[t][g + q] = v[q];
+      }
+    }
+    for (size_t t = 0; t < batches; ++t) {
+      Vec v[16];
+#pragma GCC unroll 16
+      for (size_t r = 0; r < 16; ++r)
+        v[r] = stage[t][r];
+      InterleaveStep<16, 4>(v);
+      InterleaveStep<16, 8>(v);
+      StoreElements(v, Opaque(dst + (b + t * kBatch) * ts + first), ts);
+    }
+  }
+}
+
+PF_INLINE void LoadElements(const std::byte* s, size_t ts, Vec (&v)[16]) {
+#pragma GCC unroll 16
+  for (size_t e = 0; e < 16; ++e)
+    v[e] = Load(s + e * ts);
+}
+
+template <size_t kTs>
+void ShuffleTileDirect(const std::byte* src, std::byte* dst, size_t n, size_t runtime_ts,
+                       size_t first, size_t begin, size_t end) {
+  const size_t ts = kTs != 0 ? kTs : runtime_ts;
+  const size_t rows = std::min<size_t>(16, ts);
+  for (size_t i = begin; i < end; i += kBatch) {
+    Vec v[16];
+    LoadElements(Opaque(src + i * ts + first), ts, v);
+    Interleave<16>(v);
+    std::byte* d = Opaque(dst + first * n + i);
+#pragma GCC unroll 16
+    for (size_t r = 0; r < 16; ++r) {
+      if (r < rows)
+        Store(d + r * n, v[r]);
+    }
+  }
+}
+
+template <size_t kTs>
+void ShuffleTileStaged(const std::byte* src, std::byte* dst, size_t n, size_t runtime_ts,
+                       size_t first, size_t begin, size_t end) {
+  const size_t ts = kTs != 0 ? kTs : runtime_ts;
+  const size_t rows = std::min<size_t>(16, ts);
+  alignas(16) Vec stage[kStageBatches][16];
+  for (size_t b = begin; b < end; b += kStageBatches * kBatch) {
+    const size_t batches = std::min(end - b, kStageBatches * kBatch) / kBatch;
+    for (size_t t = 0; t < batches; ++t) {
+      LoadElements(Opaque(src + (b + t * kBatch) * ts + first), ts, stage[t]);
+      InterleaveStep<16, 1>(stage[t]);
+      InterleaveStep<16, 2>(stage[t]);
+    }
+    // The last two steps, four planes at a time: planes 4j..4j+3 come from vector j of each
+    // group of four rows left by the first two steps.
+    for (size_t j = 0; 4 * j < rows; ++j) {
+      std::byte* d = dst + (first + 4 * j) * n + b;
+      const size_t count = std::min<size_t>(4, rows - 4 * j);
+      for (size_t t = 0; t < batches; ++t) {
+        const Vec* x = stage[t];
+        const Vec lo = UnpackLo<4>(x[j], x[4 + j]);
+        const Vec hi = UnpackHi<4>(x[j], x[4 + j]);
+        const Vec lo2 = UnpackLo<4>(x[8 + j], x[12 + j]);
+        const Vec hi2 = UnpackHi<4>(x[8 + j], x[12 + j]);
+        std::byte* dt = d + t * kBatch;
+        Store(dt, UnpackLo<8>(lo, lo2));
+        if (count > 1)
+          Store(dt + n, UnpackHi<8>(lo, lo2));
+        if (count > 2)
+          Store(dt + 2 * n, UnpackLo<8>(hi, hi2));
+        if (count > 3)
+          Store(dt + 3 * n, UnpackHi<8>(hi, hi2));
+      }
+    }
+  }
+}
+
+// The most of planes 0..15 that start at the same line position modulo 4 KiB, and the limits
+// past which the staged tiles win (see shuffle_avx2.cc).
+int PlanesPerSet(size_t n) {
+  uint8_t hits[64] = {};
+  uint8_t most = 0;
+  for (size_t r = 0; r < 16; ++r)
+    most = std::max<uint8_t>(most, ++hits[r * n % 4096 / 64]);
+  return most;
+}
+constexpr int kDirectUnshuffleLimit = 8;
+constexpr int kDirectShuffleLimit = 6;
+constexpr size_t kDirectShuffleMaxTs = 32;
+
 // Elements go in blocks whose element-major side (~16 KiB) stays in L1 while every tile passes
-// over it; each tile pass then reads its 16 planes as sequential runs.
+// over it; each tile pass then reads or writes its 16 planes as sequential runs.
 constexpr size_t kTileBlockBytes = 16384;
 
-template <typename TileFn>
-size_t RunTiles(TileFn tile, const std::byte* src, std::byte* dst, size_t ts, size_t n) {
+template <size_t kTs, bool kUnshuffle>
+size_t RunTiles(const std::byte* src, std::byte* dst, size_t runtime_ts, size_t n) {
+  const size_t ts = kTs != 0 ? kTs : runtime_ts;
   const size_t end = ts >= 16 ? n / kBatch * kBatch : PaddedEnd(ts, n);
   const size_t block = std::max(kBatch, kTileBlockBytes / ts / kBatch * kBatch);
+  const bool staged = kUnshuffle
+                          ? PlanesPerSet(n) > kDirectUnshuffleLimit
+                          : PlanesPerSet(n) > kDirectShuffleLimit || ts > kDirectShuffleMaxTs;
   for (size_t b = 0; b < end; b += block) {
     const size_t e = std::min(end, b + block);
     for (size_t first = 0; first < ts; first += 16) {
-      tile(src, dst, n, ts, ts < 16 ? 0 : std::min(first, ts - 16), b, e);
+      const size_t f = ts < 16 ? 0 : std::min(first, ts - 16);
+      if constexpr (kUnshuffle) {
+        (staged ? UnshuffleTileStaged<kTs> : UnshuffleTileDirect<kTs>)(src, dst, n, ts, f, b, e);
+      } else {
+        (staged ? ShuffleTileStaged<kTs> : ShuffleTileDirect<kTs>)(src, dst, n, ts, f, b, e);
+      }
     }
   }
   return end;
 }
 
+// Common type sizes get their stride compiled in: the strided addresses of a batch become
+// constant offsets.
+template <bool kUnshuffle>
+size_t Tiles(const std::byte* src, std::byte* dst, size_t ts, size_t n) {
+  switch (ts) {
+    case 12:
+      return RunTiles<12, kUnshuffle>(src, dst, ts, n);
+    case 16:
+      return RunTiles<16, kUnshuffle>(src, dst, ts, n);
+    case 24:
+      return RunTiles<24, kUnshuffle>(src, dst, ts, n);
+    case 32:
+      return RunTiles<32, kUnshuffle>(src, dst, ts, n);
+    default:
+      return RunTiles<0, kUnshuffle>(src, dst, ts, n);
+  }
+}
+
 #undef PF_INLINE
+
+// Indexed by type size; sizes past the table go to the tiles.
+using KernelFn = size_t (*)(const std::byte*, std::byte*, size_t);
+constexpr KernelFn kShuffles[] = {nullptr,          nullptr,          ShufflePow2<2>,
+                                  ShuffleNarrow<3>, ShufflePow2<4>,   ShuffleNarrow<5>,
+                                  ShuffleNarrow<6>, ShuffleNarrow<7>, ShufflePow2<8>};
+constexpr KernelFn kUnshuffles[] = {nullptr,
+                                    nullptr,
+                                    UnshufflePow2<2>,
+                                    UnshuffleNarrow<3>,
+                                    UnshufflePow2<4>,
+                                    UnshuffleNarrow<5>,
+                                    UnshuffleNarrow<6>,
+                                    UnshuffleNarrow<7>,
+                                    UnshufflePow2<8>};
 
 }  // namespace
 
 size_t ShuffleSse2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {
-  switch (typesize) {
-    case 2:
-      return ShufflePow2<2>(src, dst, num_elements);
-    case 3:
-      return ShuffleNarrow<3>(src, dst, num_elements);
-    case 4:
-      return ShufflePow2<4>(src, dst, num_elements);
-    case 5:
-      return ShuffleNarrow<5>(src, dst, num_elements);
-    case 6:
-      return ShuffleNarrow<6>(src, dst, num_elements);
-    case 7:
-      return ShuffleNarrow<7>(src, dst, num_elements);
-    case 8:
-      return ShufflePow2<8>(src, dst, num_elements);
-    default:
-      if (typesize < 9)
-        return 0;
-      return RunTiles(ShuffleTile, src, dst, typesize, num_elements);
-  }
+  if (typesize < 2)
+    return 0;
+  if (typesize < 9)
+    return kShuffles[typesize](src, dst, num_elements);
+  return Tiles<false>(src, dst, typesize, num_elements);
 }
 
 size_t UnshuffleSse2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {
-  switch (typesize) {
-    case 2:
-      return UnshufflePow2<2>(src, dst, num_elements);
-    case 3:
-      return UnshuffleNarrow<3>(src, dst, num_elements);
-    case 4:
-      return UnshufflePow2<4>(src, dst, num_elements);
-    case 5:
-      return UnshuffleNarrow<5>(src, dst, num_elements);
-    case 6:
-      return UnshuffleNarrow<6>(src, dst, num_elements);
-    case 7:
-      return UnshuffleNarrow<7>(src, dst, num_elements);
-    case 8:
-      return UnshufflePow2<8>(src, dst, num_elements);
-    default:
-      if (typesize < 9)
-        return 0;
-      return RunTiles(UnshuffleTile, src, dst, typesize, num_elements);
-  }
+  if (typesize < 2)
+    return 0;
+  if (typesize < 9)
+    return kUnshuffles[typesize](src, dst, num_elements);
+  return Tiles<true>(src, dst, typesize, num_elements);
 }
 
 }  // namespace patchfeed::internal_codec

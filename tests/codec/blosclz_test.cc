@@ -2,8 +2,6 @@
 
 #include "codec/blosclz.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -16,56 +14,58 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace patchfeed::codec {
 namespace {
 
-using Bytes = std::vector<std::byte>;
+using Bytes = std::vector<uint8_t>;
 
-Bytes ToBytes(const std::vector<uint8_t>& v) {
-  Bytes out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) {
-    out[i] = static_cast<std::byte>(v[i]);
-  }
-  return out;
-}
+const std::byte* P(const Bytes& v) { return reinterpret_cast<const std::byte*>(v.data()); }
+std::byte* P(Bytes& v) { return reinterpret_cast<std::byte*>(v.data()); }
 
 enum class Kind { kZeros, kRandom, kText, kShortPeriods, kSmoothFloat, kLabels };
 constexpr Kind kKinds[] = {Kind::kZeros,        Kind::kRandom,      Kind::kText,
                            Kind::kShortPeriods, Kind::kSmoothFloat, Kind::kLabels};
 
-Bytes MakeData(Kind kind, size_t size, uint32_t seed) {
+Bytes MakeData(Kind kind, size_t size, std::mt19937::result_type seed) {
   std::mt19937 rng(seed);
-  std::vector<uint8_t> v(size);
+  Bytes v(size);
   switch (kind) {
     case Kind::kZeros:
       break;
     case Kind::kRandom:
-      for (auto& b : v) b = static_cast<uint8_t>(rng());
+      std::generate(v.begin(), v.end(), [&] { return static_cast<uint8_t>(rng()); });
       break;
     case Kind::kText: {
       static const char* kWords[] = {"blosc ", "chunk ", "patch ", "feed ", "the ", "of "};
       for (size_t i = 0; i < size;) {
-        for (const char* w = kWords[rng() % 6]; *w != '\0' && i < size; ++w) v[i++] = *w;
+        for (const char* w = kWords[rng() % 6]; *w != '\0' && i < size; ++w) {
+          v[i++] = static_cast<uint8_t>(*w);
+        }
       }
       break;
     }
     case Kind::kShortPeriods:  // runs with periods 1..9, which exercise the small-distance copies
       for (size_t i = 0; i < size;) {
         const size_t period = 1 + rng() % 9, run = 1 + rng() % 300;
-        uint8_t pat[9];
-        for (auto& b : pat) b = static_cast<uint8_t>(rng());
-        for (size_t k = 0; k < run && i < size; ++k) v[i++] = pat[k % period];
+        const auto pat = static_cast<uint64_t>(rng()) << 32 | rng();
+        for (size_t k = 0; k < run && i < size; ++k) {
+          v[i++] = static_cast<uint8_t>(pat >> (k % period * 7));
+        }
       }
       break;
     case Kind::kSmoothFloat: {  // float32 field, byte-shuffled as Blosc does before the codec
       const size_t n = (size + 3) / 4;
-      std::vector<uint8_t> raw(n * 4);
+      Bytes raw(n * 4);
       for (size_t i = 0; i < n; ++i) {
         const auto f = static_cast<float>(100 * std::sin(static_cast<double>(i % 64) / 7.0) +
                                           50 * std::cos(static_cast<double>(i / 64) / 5.0));
         std::memcpy(&raw[i * 4], &f, 4);
       }
-      for (size_t i = 0; i < size; ++i) v[i] = raw[(i % n) * 4 + i / n];
+      for (size_t i = 0; i < size; ++i) {
+        v[i] = raw[(i % n) * 4 + i / n];
+      }
       break;
     }
     case Kind::kLabels:  // rows of 64 voxels crossing a few discs
@@ -76,27 +76,27 @@ Bytes MakeData(Kind kind, size_t size, uint32_t seed) {
       }
       break;
   }
-  return ToBytes(v);
+  return v;
 }
 
 // Encodes with room to spare; the result is empty when the encoder declines.
 Bytes Encode(int clevel, const Bytes& in) {
   Bytes out(in.size() + 64);
-  out.resize(BloscLZEncode(clevel, in.data(), in.size(), out.data(), out.size()));
+  out.resize(BloscLZEncode(clevel, P(in), in.size(), P(out), out.size()));
   return out;
 }
 
 // Decodes from an exactly sized copy into an exactly sized buffer, so ASan sees any overrun.
 bool Decode(const Bytes& stream, size_t dst_size, Bytes* out) {
   const Bytes src(stream);
-  out->assign(dst_size, std::byte{0xAA});
-  return BloscLZDecode(src.data(), src.size(), out->data(), out->size());
+  out->assign(dst_size, 0xAA);
+  return BloscLZDecode(P(src), src.size(), P(*out), out->size());
 }
 
 // Writes token streams by hand, independently of the encoder under test.
 class StreamBuilder {
  public:
-  StreamBuilder& Literal(const std::vector<uint8_t>& bytes) {
+  StreamBuilder& Literal(const Bytes& bytes) {
     for (size_t i = 0; i < bytes.size(); i += 32) {
       const size_t k = std::min<size_t>(32, bytes.size() - i);
       s_.push_back(static_cast<uint8_t>(k - 1));
@@ -111,7 +111,9 @@ class StreamBuilder {
     s_.push_back(static_cast<uint8_t>((len >= 9 ? 7 : len - 2) << 5 | code >> 8));
     if (len >= 9) {
       size_t rem = len - 9;
-      for (; rem >= 255; rem -= 255) s_.push_back(255);
+      for (; rem >= 255; rem -= 255) {
+        s_.push_back(255);
+      }
       s_.push_back(static_cast<uint8_t>(rem));
     }
     s_.push_back(static_cast<uint8_t>(code & 255));
@@ -122,61 +124,82 @@ class StreamBuilder {
     return *this;
   }
   Bytes Build() const {
-    std::vector<uint8_t> s = s_;
-    if (!s.empty()) s[0] |= 0x20;
-    return ToBytes(s);
+    Bytes s = s_;
+    s[0] |= 0x20;
+    return s;
   }
 
  private:
-  std::vector<uint8_t> s_;
+  Bytes s_;
 };
 
 // The format of blosc2-formats.md 2.3, byte by byte: the model the fast decoder must match.
-bool ReferenceDecode(const Bytes& src, size_t dst_size, Bytes* out) {
+// Also reports the longest match and the largest distance, to see what an encoder chose.
+bool ReferenceDecode(const Bytes& src, size_t dst_size, Bytes* out, size_t* max_len = nullptr,
+                     size_t* max_dist = nullptr) {
   out->clear();
-  size_t i = 0;
-  auto byte = [&](size_t k) { return static_cast<size_t>(src[k]); };
+  size_t i = 0, longest = 0, farthest = 0;
   while (i < src.size()) {
-    const size_t c = i == 0 ? byte(i) & 31 : byte(i);
+    const size_t c = i == 0 ? src[i] & 31u : src[i];
     ++i;
     if (c < 32) {
-      if (i + c + 1 > src.size()) return false;
+      if (i + c + 1 > src.size() || out->size() + c + 1 > dst_size) {
+        return false;
+      }
       out->insert(out->end(), src.begin() + static_cast<ptrdiff_t>(i),
                   src.begin() + static_cast<ptrdiff_t>(i + c + 1));
       i += c + 1;
-    } else {
-      size_t len = (c >> 5) + 2;
-      if (len == 9) {
-        do {
-          if (i >= src.size()) return false;
-          len += byte(i);
-        } while (byte(i++) == 255);
-      }
-      if (i >= src.size()) return false;
-      const size_t d = byte(i++);
-      size_t dist = ((c & 31) << 8) + d + 1;
-      if ((c & 31) == 31 && d == 255) {
-        if (i + 2 > src.size()) return false;
-        dist = 8192 + (byte(i) << 8 | byte(i + 1));
-        i += 2;
-      }
-      if (i >= src.size()) return false;  // a match may not be the last token
-      if (dist > out->size() || out->size() + len > dst_size) return false;
-      for (size_t k = 0; k < len; ++k) out->push_back((*out)[out->size() - dist]);
+      continue;
     }
-    if (out->size() > dst_size) return false;
+    size_t len = (c >> 5) + 2;
+    if (len == 9) {
+      do {
+        if (i >= src.size()) {
+          return false;
+        }
+        len += src[i];
+      } while (src[i++] == 255);
+    }
+    if (i >= src.size()) {
+      return false;
+    }
+    const size_t d = src[i++];
+    size_t dist = ((c & 31) << 8) + d + 1;
+    if ((c & 31) == 31 && d == 255) {
+      if (i + 2 > src.size()) {
+        return false;
+      }
+      dist = 8192 + (size_t{src[i]} << 8 | src[i + 1]);
+      i += 2;
+    }
+    // A match may not be the last token.
+    if (i >= src.size() || dist > out->size() || out->size() + len > dst_size) {
+      return false;
+    }
+    for (size_t k = 0; k < len; ++k) {
+      out->push_back((*out)[out->size() - dist]);
+    }
+    longest = std::max(longest, len);
+    farthest = std::max(farthest, dist);
+  }
+  if (max_len != nullptr) {
+    *max_len = longest;
+    *max_dist = farthest;
   }
   return out->size() == dst_size;
 }
 
 TEST(BloscLZTest, RoundTripsAllSizesKindsAndLevels) {
   std::vector<size_t> sizes;
-  for (size_t s = 0; s <= 40; ++s) sizes.push_back(s);
-  for (size_t s : {63, 64, 65, 100, 255, 256, 1000, 4096, 8191, 8192, 8193, 10000, 65536, 100000})
+  for (size_t s = 0; s <= 40; ++s) {
     sizes.push_back(s);
+  }
+  for (int s : {63, 64, 65, 100, 255, 256, 1000, 4096, 8191, 8192, 8193, 10000, 65536, 100000}) {
+    sizes.push_back(static_cast<size_t>(s));
+  }
   for (Kind kind : kKinds) {
     for (size_t size : sizes) {
-      const Bytes in = MakeData(kind, size, static_cast<uint32_t>(size));
+      const Bytes in = MakeData(kind, size, size);
       for (int clevel = 1; clevel <= 9; ++clevel) {
         SCOPED_TRACE(testing::Message() << "kind " << static_cast<int>(kind) << " size " << size
                                         << " clevel " << clevel);
@@ -190,8 +213,7 @@ TEST(BloscLZTest, RoundTripsAllSizesKindsAndLevels) {
         Bytes out;
         ASSERT_TRUE(Decode(stream, size, &out));
         ASSERT_EQ(out, in);
-        Bytes ref;
-        ASSERT_TRUE(ReferenceDecode(stream, size, &ref));
+        ASSERT_TRUE(ReferenceDecode(stream, size, &out));
         EXPECT_FALSE(Decode(stream, size - 1, &out));
         EXPECT_FALSE(Decode(stream, size + 1, &out));
       }
@@ -204,79 +226,39 @@ TEST(BloscLZTest, EncoderHonoursCapacityAndLevelBounds) {
   const size_t n = Encode(5, in).size();
   ASSERT_GT(n, 0u);
   for (size_t cap = 0; cap <= n; cap += (cap < 80 || cap + 80 > n) ? 1 : 37) {
-    Bytes out(cap + 64, std::byte{0x5A});
-    const size_t got = BloscLZEncode(5, in.data(), in.size(), out.data(), cap);
-    EXPECT_EQ(got, cap == n ? n : 0) << cap;
-    for (size_t k = cap; k < out.size(); ++k) ASSERT_EQ(out[k], std::byte{0x5A}) << cap;
+    Bytes out(cap + 64, 0x5A);
+    EXPECT_EQ(BloscLZEncode(5, P(in), in.size(), P(out), cap), cap == n ? n : 0) << cap;
+    EXPECT_EQ(std::count(out.begin() + static_cast<ptrdiff_t>(cap), out.end(), 0x5A), 64) << cap;
   }
   Bytes out(in.size());
-  EXPECT_EQ(BloscLZEncode(0, in.data(), in.size(), out.data(), out.size()), 0u);
-  EXPECT_EQ(BloscLZEncode(-3, in.data(), in.size(), out.data(), out.size()), 0u);
-  EXPECT_EQ(BloscLZEncode(12, in.data(), in.size(), out.data(), out.size()), Encode(9, in).size());
-  EXPECT_EQ(BloscLZEncode(5, in.data(), 0, out.data(), out.size()), 0u);
+  EXPECT_EQ(BloscLZEncode(0, P(in), in.size(), P(out), out.size()), 0u);
+  EXPECT_EQ(BloscLZEncode(-3, P(in), in.size(), P(out), out.size()), 0u);
+  EXPECT_EQ(BloscLZEncode(12, P(in), in.size(), P(out), out.size()), Encode(9, in).size());
+  EXPECT_EQ(BloscLZEncode(5, P(in), 0, P(out), out.size()), 0u);
 }
 
-// Tokens of a stream as (is_match, length, distance), to see what the encoder chose.
-struct Token {
-  bool match;
-  size_t len, dist;
-};
-std::vector<Token> Tokens(const Bytes& s) {
-  std::vector<Token> t;
-  Bytes b = s;
-  b[0] &= std::byte{31};
-  for (size_t i = 0; i < b.size();) {
-    const auto c = static_cast<size_t>(b[i++]);
-    if (c < 32) {
-      t.push_back({false, c + 1, 0});
-      i += c + 1;
-      continue;
-    }
-    size_t len = (c >> 5) + 2;
-    if (len == 9) {
-      while (b[i] == std::byte{255}) len += 255, ++i;
-      len += static_cast<size_t>(b[i++]);
-    }
-    const auto d = static_cast<size_t>(b[i++]);
-    size_t dist = ((c & 31) << 8) + d + 1;
-    if (dist == 8192) {
-      dist = 8192 + (static_cast<size_t>(b[i]) << 8 | static_cast<size_t>(b[i + 1]));
-      i += 2;
-    }
-    t.push_back({true, len, dist});
-  }
-  return t;
-}
-
-TEST(BloscLZTest, LongRunsUseLengthExtensions) {
-  Bytes in(100000);
-  in.back() = std::byte{1};
+TEST(BloscLZTest, EncoderUsesLengthExtensionsAndFarDistances) {
+  Bytes out;
+  size_t max_len, max_dist;
+  Bytes zeros(100000);
+  zeros.back() = 1;
   for (int clevel : {1, 9}) {
-    const Bytes stream = Encode(clevel, in);
-    ASSERT_FALSE(stream.empty());
+    const Bytes stream = Encode(clevel, zeros);
     EXPECT_LT(stream.size(), 500u);
-    size_t longest = 0;
-    for (const Token& t : Tokens(stream)) longest = std::max(longest, t.match ? t.len : 0);
-    EXPECT_GT(longest, 90000u);
-    Bytes out;
-    ASSERT_TRUE(Decode(stream, in.size(), &out));
-    EXPECT_EQ(out, in);
+    ASSERT_TRUE(ReferenceDecode(stream, zeros.size(), &out, &max_len, &max_dist));
+    EXPECT_GT(max_len, 90000u);
+    ASSERT_TRUE(Decode(stream, zeros.size(), &out));
+    EXPECT_EQ(out, zeros);
   }
-}
-
-TEST(BloscLZTest, FarDistances) {
-  const Bytes a = MakeData(Kind::kRandom, 9000, 7), b = MakeData(Kind::kRandom, 30000, 8);
-  for (size_t gap : {0, 4000, 30000}) {  // distances 9000, 13000 and 39000
+  const Bytes a = MakeData(Kind::kRandom, 9000, 7), b = MakeData(Kind::kRandom, 60000, 8);
+  for (ptrdiff_t gap : {0, 4000, 60000}) {  // distances 9000, 13000 and 69000
     Bytes in = a;
-    in.insert(in.end(), b.begin(), b.begin() + static_cast<ptrdiff_t>(gap));
+    in.insert(in.end(), b.begin(), b.begin() + gap);
     in.insert(in.end(), a.begin(), a.end());
-    in.push_back(std::byte{0});
+    in.push_back(0);
     const Bytes stream = Encode(5, in);
-    ASSERT_FALSE(stream.empty());
-    bool far = false;
-    for (const Token& t : Tokens(stream)) far |= t.match && t.dist == 9000 + gap;
-    EXPECT_TRUE(far) << gap;
-    Bytes out;
+    ASSERT_TRUE(ReferenceDecode(stream, in.size(), &out, &max_len, &max_dist));
+    EXPECT_EQ(max_dist, a.size() + static_cast<size_t>(gap));
     ASSERT_TRUE(Decode(stream, in.size(), &out));
     EXPECT_EQ(out, in);
   }
@@ -285,24 +267,29 @@ TEST(BloscLZTest, FarDistances) {
 TEST(BloscLZTest, DecodesHandBuiltStreams) {
   Bytes out;
   // A literal whose control byte carries the marker (and any top bits): 0xE2 & 31 = 2.
-  ASSERT_TRUE(Decode(ToBytes({0xE2, 'a', 'b', 'c'}), 3, &out));
-  EXPECT_EQ(out, ToBytes({'a', 'b', 'c'}));
+  ASSERT_TRUE(Decode({0xE2, 'a', 'b', 'c'}, 3, &out));
+  EXPECT_EQ(out, Bytes({'a', 'b', 'c'}));
   // Distance 1 with a length extension, then a pattern of period 3, then a literal.
-  ASSERT_TRUE(Decode(StreamBuilder().Literal({'x', 'y', 'z'}).Match(10, 1).Match(7, 3)
-                         .Literal({'!'}).Build(),
-                     21, &out));
-  EXPECT_EQ(out, ToBytes({'x', 'y', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z',
-                          'z', 'z', 'z', 'z', 'z', 'z', '!'}));
+  ASSERT_TRUE(Decode(
+      StreamBuilder().Literal({'x', 'y', 'z'}).Match(10, 1).Match(7, 3).Literal({'!'}).Build(), 21,
+      &out));
+  EXPECT_EQ(out, Bytes({'x', 'y', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z',
+                        'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', 'z', '!'}));
   // Length extension of exactly 255 (continued by a 0 byte) and a far distance.
-  std::vector<uint8_t> head(8200);
-  for (size_t i = 0; i < head.size(); ++i) head[i] = static_cast<uint8_t>(i * 7 + i / 256);
-  const Bytes far = StreamBuilder().Literal(head).Match(264, 8192).Match(5, 8200).Literal({1})
-                        .Build();
+  Bytes head(8200);
+  for (size_t i = 0; i < head.size(); ++i) {
+    head[i] = static_cast<uint8_t>(i * 7 + i / 256);
+  }
+  const Bytes far =
+      StreamBuilder().Literal(head).Match(264, 8192).Match(5, 8200).Literal({1}).Build();
   ASSERT_TRUE(Decode(far, 8200 + 264 + 5 + 1, &out));
   Bytes ref;
   ASSERT_TRUE(ReferenceDecode(far, out.size(), &ref));
   EXPECT_EQ(out, ref);
   EXPECT_EQ(out[8200], out[8]);
+  for (size_t n = far.size() - 40; n < far.size(); ++n) {  // cut inside the far tokens
+    EXPECT_FALSE(Decode(Bytes(far.begin(), far.begin() + static_cast<ptrdiff_t>(n)), 8470, &out));
+  }
   // Empty stream: only an empty output.
   EXPECT_TRUE(BloscLZDecode(nullptr, 0, nullptr, 0));
   EXPECT_FALSE(Decode(Bytes(), 1, &out));
@@ -310,7 +297,7 @@ TEST(BloscLZTest, DecodesHandBuiltStreams) {
 
 TEST(BloscLZTest, RejectsMalformedStreams) {
   Bytes out;
-  const std::vector<uint8_t> abc = {'a', 'b', 'c', 'd'};
+  const Bytes abc = {'a', 'b', 'c', 'd'};
   // A match as the last token is refused, as c-blosc2 does, even if the size would fit.
   EXPECT_FALSE(Decode(StreamBuilder().Literal(abc).Match(5, 4).Build(), 9, &out));
   EXPECT_FALSE(Decode(StreamBuilder().Literal(abc).Match(20, 1).Build(), 24, &out));
@@ -324,9 +311,9 @@ TEST(BloscLZTest, RejectsMalformedStreams) {
   // Bytes after the output is complete.
   EXPECT_FALSE(Decode(StreamBuilder().Literal(abc).Literal({1}).Build(), 4, &out));
   // A hostile run of length extensions.
-  std::vector<uint8_t> ext = {0x20, 'a', 0xE0};
+  Bytes ext = {0x20, 'a', 0xE0};
   ext.insert(ext.end(), 100000, 255);
-  EXPECT_FALSE(Decode(ToBytes(ext), 1 << 20, &out));
+  EXPECT_FALSE(Decode(ext, 1 << 20, &out));
 }
 
 TEST(BloscLZTest, MatchesReferenceOnRandomValidStreams) {
@@ -334,19 +321,14 @@ TEST(BloscLZTest, MatchesReferenceOnRandomValidStreams) {
   for (int iter = 0; iter < 3000; ++iter) {
     StreamBuilder sb;
     size_t produced = 0;
-    std::vector<uint8_t> lit(1 + rng() % 40);
-    for (auto& b : lit) b = static_cast<uint8_t>(rng());
-    sb.Literal(lit);
-    produced += lit.size();
-    for (int t = 0, n = static_cast<int>(rng() % 30); t < n; ++t) {
-      if (rng() % 3 == 0) {
-        lit.assign(1 + rng() % 70, 0);
-        for (auto& b : lit) b = static_cast<uint8_t>(rng());
+    for (int t = 0, n = 1 + static_cast<int>(rng() % 30); t < n; ++t) {
+      if (t == 0 || rng() % 3 == 0) {
+        const Bytes lit = MakeData(Kind::kRandom, 1 + rng() % 70, rng());
         sb.Literal(lit);
         produced += lit.size();
       } else {
-        const size_t dist = rng() % 4 ? 1 + rng() % std::min<size_t>(produced, 40)
-                                      : 1 + rng() % produced;
+        const size_t dist =
+            rng() % 4 ? 1 + rng() % std::min<size_t>(produced, 40) : 1 + rng() % produced;
         const size_t len = rng() % 4 ? 3 + rng() % 40 : 3 + rng() % 700;
         sb.Match(len, dist);
         produced += len;
@@ -378,8 +360,8 @@ TEST(BloscLZTest, EveryTruncationFails) {
     ASSERT_FALSE(stream.empty());
     Bytes out;
     for (size_t n = 0; n < stream.size(); ++n) {
-      EXPECT_FALSE(Decode(Bytes(stream.begin(), stream.begin() + static_cast<ptrdiff_t>(n)),
-                          size, &out))
+      EXPECT_FALSE(
+          Decode(Bytes(stream.begin(), stream.begin() + static_cast<ptrdiff_t>(n)), size, &out))
           << n;
     }
   }
@@ -392,7 +374,7 @@ TEST(BloscLZTest, SurvivesCorruptionAndRandomInput) {
     for (int iter = 0; iter < 2000; ++iter) {
       Bytes bad = stream;
       for (int k = 0, n = 1 + static_cast<int>(rng() % 4); k < n; ++k) {
-        bad[rng() % bad.size()] = static_cast<std::byte>(rng());
+        bad[rng() % bad.size()] = static_cast<uint8_t>(rng());
       }
       const size_t dst_size = rng() % 8 ? size : rng() % (2 * size);
       // Whatever the verdict, it must be the reference's, and the output must match it.
@@ -404,8 +386,7 @@ TEST(BloscLZTest, SurvivesCorruptionAndRandomInput) {
     }
   }
   for (int iter = 0; iter < 3000; ++iter) {
-    Bytes junk(rng() % 300);
-    for (auto& b : junk) b = static_cast<std::byte>(rng());
+    const Bytes junk = MakeData(Kind::kRandom, rng() % 300, rng());
     const size_t dst_size = rng() % 2000;
     const bool ok = Decode(junk, dst_size, &out);
     ASSERT_EQ(ok, ReferenceDecode(junk, dst_size, &ref));
@@ -417,7 +398,9 @@ TEST(BloscLZTest, SurvivesCorruptionAndRandomInput) {
 TEST(BloscLZTest, DecodesCBlosc2GoldenStreams) {
   const char* root = std::getenv("PATCHFEED_TESTDATA");
 #ifdef PATCHFEED_SOURCE_TESTS_DIR
-  if (root == nullptr) root = PATCHFEED_SOURCE_TESTS_DIR;
+  if (root == nullptr) {
+    root = PATCHFEED_SOURCE_TESTS_DIR;
+  }
 #endif
   if (root == nullptr) {
     GTEST_SKIP() << "PATCHFEED_TESTDATA is not set";
@@ -426,14 +409,13 @@ TEST(BloscLZTest, DecodesCBlosc2GoldenStreams) {
   auto read = [](const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     EXPECT_TRUE(f.good()) << path;
-    std::vector<char> c((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    Bytes b(c.size());
-    for (size_t i = 0; i < c.size(); ++i) b[i] = static_cast<std::byte>(c[i]);
-    return b;
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   };
-  const std::pair<const char*, std::vector<int>> cases[] = {
-      {"labels_u8", {1, 9}}, {"smooth_f32_shuffled", {1, 5}}, {"far_u8", {9}},
-      {"runs_u8", {1, 9}},   {"small_u8", {5}}};
+  const std::pair<const char*, std::vector<int>> cases[] = {{"labels_u8", {1, 9}},
+                                                            {"smooth_f32_shuffled", {1, 5}},
+                                                            {"far_u8", {9}},
+                                                            {"runs_u8", {1, 9}},
+                                                            {"small_u8", {5}}};
   for (const auto& [name, levels] : cases) {
     const Bytes raw = read(dir + name + ".raw");
     ASSERT_FALSE(raw.empty()) << name;

@@ -220,9 +220,15 @@ TEST(ChunkEncoderTest, DictionariesForZstdAndLz4) {
     ASSERT_OK_AND_ASSIGN(auto chunk, CompressChunk(o, data));
     ASSERT_OK_AND_ASSIGN(auto h, ParseChunkHeader(chunk));
     EXPECT_TRUE(h.has_dict) << CodecName(codec);
-    EXPECT_EQ(h.block_nstreams(0), 1);
     ExpectRoundTrip(o, data);
   }
+  // One block gains nothing from a dictionary: none is written.
+  EncodeOptions one;
+  one.codec = Codec::kZstd;
+  one.use_dict = true;
+  ASSERT_OK_AND_ASSIGN(auto chunk, CompressChunk(one, MakeData(DataKind::kSmooth, 4096, 5)));
+  ASSERT_OK_AND_ASSIGN(auto h, ParseChunkHeader(chunk));
+  EXPECT_FALSE(h.has_dict);
   EncodeOptions o;
   o.codec = Codec::kZlib;
   o.use_dict = true;
@@ -238,6 +244,11 @@ TEST(ChunkEncoderTest, BlocksizeFollowsCBlosc2Rules) {
   o.clevel = 5;
   // Split LZ4 at clevel 5: 64 KiB per stream x typesize.
   EXPECT_EQ(ComputeBlocksize(o, 1 << 20), 256 * 1024);
+  o.clevel = 7;
+  o.typesize = 2;
+  EXPECT_EQ(ComputeBlocksize(o, 1 << 20), 256 * 1024);  // 128 KiB per stream at clevel 7
+  o.clevel = 5;
+  o.typesize = 4;
   o.splitmode = SplitMode::kNever;
   EXPECT_EQ(ComputeBlocksize(o, 1 << 20), 128 * 1024);  // L1 x 4 at clevel 5
   o.codec = Codec::kZstd;

@@ -147,6 +147,9 @@ std::vector<size_t> EdgeSizes(size_t typesize) {
         sizes.push_back(elems * typesize - 16);
     }
   }
+  // Planes a multiple of 4 KiB apart, where the wide kernels switch to their staged form.
+  sizes.push_back(typesize * 4096 + typesize / 2);
+  sizes.push_back(typesize * 8192);
   return sizes;
 }
 

@@ -116,28 +116,28 @@ class Case:
 
     def pf_kwargs(self) -> dict:
         names, metas = self.filters()
-        return dict(
-            typesize=self.typesize,
-            codec=self.codec,
-            clevel=self.clevel,
-            filters=names,
-            filters_meta=metas,
-            splitmode=self.split,
-            use_dict=self.use_dict,
-        )
+        return {
+            "typesize": self.typesize,
+            "codec": self.codec,
+            "clevel": self.clevel,
+            "filters": names,
+            "filters_meta": metas,
+            "splitmode": self.split,
+            "use_dict": self.use_dict,
+        }
 
     def b2_kwargs(self) -> dict:
         names, metas = self.filters()
-        return dict(
-            typesize=self.typesize,
-            codec=B2_CODEC[self.codec],
-            clevel=self.clevel,
-            filters=[B2_FILTER[n] for n in names] or [blosc2.Filter.NOFILTER],
-            filters_meta=[m for m in metas] or [0],
-            splitmode=B2_SPLIT[self.split],
-            use_dict=self.use_dict,
-            nthreads=1,
-        )
+        return {
+            "typesize": self.typesize,
+            "codec": B2_CODEC[self.codec],
+            "clevel": self.clevel,
+            "filters": [B2_FILTER[n] for n in names] or [blosc2.Filter.NOFILTER],
+            "filters_meta": [m for m in metas] or [0],
+            "splitmode": B2_SPLIT[self.split],
+            "use_dict": self.use_dict,
+            "nthreads": 1,
+        }
 
     def truncated(self, data: bytes) -> bytes:
         """`data` after TRUNC_PREC as the format notes (3.5) define it: the low mantissa bits
@@ -152,14 +152,19 @@ class Case:
 
     def expected_slots(self) -> tuple[list[int], list[int]]:
         """The six filter ids and meta bytes both libraries should record (meta as uint8;
-        BYTEDELTA's 0 is recorded as the typesize)."""
+        BYTEDELTA's 0 is recorded as the typesize; BYTEDELTA over 1-byte streams is dropped,
+        as c-blosc2 does, leaving its slot empty)."""
         names, metas = self.filters()
-        ids = [FILTER_ID[n] for n in names] + [0] * (6 - len(names))
-        meta = [
-            (self.typesize if n == "bytedelta" and m == 0 else m) & 0xFF
-            for n, m in zip(names, metas, strict=True)
-        ]
-        return ids, meta + [0] * (6 - len(meta))
+        ids, meta = [], []
+        for n, m in zip(names, metas, strict=True):
+            streams = m if m else self.typesize
+            if n == "bytedelta" and streams <= 1:
+                ids.append(0)
+                meta.append(0)
+                continue
+            ids.append(FILTER_ID[n])
+            meta.append((self.typesize if n == "bytedelta" and m == 0 else m) & 0xFF)
+        return ids + [0] * (6 - len(ids)), meta + [0] * (6 - len(meta))
 
 
 def _sweeps() -> list[Case]:

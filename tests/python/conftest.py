@@ -17,6 +17,7 @@ import os
 import pathlib
 import sys
 
+import blosc2
 import numpy as np
 import pytest
 
@@ -30,8 +31,6 @@ if importlib.util.find_spec("patchfeed") is None:
             f"patchfeed is not importable and not built in {BUILD_DIR / 'python'}; build with "
             "-DPATCHFEED_BUILD_PYTHON=ON or set PATCHFEED_BUILD_DIR"
         )
-
-import blosc2  # noqa: E402
 
 # One thread everywhere unless a test asks for more: block order in c-blosc2 chunks is then
 # deterministic, and the 2-core CI machine is not oversubscribed.

@@ -17,7 +17,9 @@ from conftest import make_data
 
 
 def run(cli, *args, check=True):
-    proc = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(cli), *map(str, args)], check=False, capture_output=True, text=True, timeout=60
+    )
     if check and proc.returncode != 0:
         raise AssertionError(
             f"patchfeed {' '.join(map(str, args))} exited {proc.returncode}: {proc.stderr}"

@@ -129,15 +129,15 @@ def test_blosc1_chunk_decodes_exactly(case: B1Case, monkeypatch):
 
 
 def pf_blosc1_kwargs(case: B1Case) -> dict:
-    return dict(
-        typesize=case.typesize,
-        codec=case.cname,
-        clevel=case.clevel,
-        filters=[] if case.shuffle == "none" else [case.shuffle],
-        splitmode=(case.split or "forward_compat").lower(),
-        blocksize=case.blocksize,
-        blosc1=True,
-    )
+    return {
+        "typesize": case.typesize,
+        "codec": case.cname,
+        "clevel": case.clevel,
+        "filters": [] if case.shuffle == "none" else [case.shuffle],
+        "splitmode": (case.split or "forward_compat").lower(),
+        "blocksize": case.blocksize,
+        "blosc1": True,
+    }
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -184,11 +184,11 @@ def test_blosc1_options_rejected():
     dictionaries: ValueError (not CorruptDataError) instead of a chunk c-blosc 1.x misreads."""
     data = make_data("smooth_f32", 10000)
     bad = [
-        dict(filters=["delta"]),
-        dict(filters=["shuffle", "bitshuffle"]),
-        dict(filters=["shuffle", "bytedelta"]),
-        dict(filters=["trunc_prec"], filters_meta=[10]),
-        dict(codec="zstd", use_dict=True),
+        {"filters": ["delta"]},
+        {"filters": ["shuffle", "bitshuffle"]},
+        {"filters": ["shuffle", "bytedelta"]},
+        {"filters": ["trunc_prec"], "filters_meta": [10]},
+        {"codec": "zstd", "use_dict": True},
     ]
     for kwargs in bad:
         kwargs = {"typesize": 4, **kwargs}

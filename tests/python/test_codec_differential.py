@@ -100,7 +100,7 @@ def test_blosc2_chunk_decodes_exactly(case: Case):
     chunk = b2_chunk(case)
     try:
         ref = blosc2.decompress2(chunk)
-    except Exception:  # noqa: BLE001 - c-blosc2 cannot read its own chunk (seen with dicts)
+    except (RuntimeError, ValueError):  # c-blosc2 cannot read its own chunk (seen with dicts)
         # Then nothing defines the output, but patchfeed must still not return wrong data.
         try:
             got = patchfeed.decompress(chunk)

@@ -105,7 +105,7 @@ def test_random_byte_flips():
         except NotImplementedError:
             outcomes["unimplemented"] += 1
             continue
-        except Exception as e:  # noqa: BLE001 - any other type is the failure we look for
+        except Exception as e:
             raise AssertionError(f"{what}: raised {type(e).__name__}: {e}") from e
         outcomes["returned"] += 1
         assert len(out) == struct.unpack_from("<i", buf, 4)[0], what
@@ -151,20 +151,20 @@ def test_unsupported_filter_names_it(filter_id, slot):
 
 
 CORRUPT_HEADERS = {
-    "version-0": dict(b0=0),
-    "typesize-0": dict(b3=0),
-    "lazy-flag": dict(b31=0x08),
-    "reserved-special-5": dict(b31=0x50),
-    "nan-special-typesize-2": dict(b31=0x20, b3=2),
-    "blocksize-0": dict(b8=0, b9=0, b10=0, b11=0),
-    "blocksize-negative": dict(b11=0x80),
-    "cbytes-below-header": dict(b12=20, b13=0, b14=0, b15=0),
-    "cbytes-past-end": dict(b14=0x10),
-    "nbytes-negative": dict(b7=0x80),
-    "memcpyed-cbytes-mismatch": dict(b2=BASE[2] | 0x02),
-    "bstart-0": dict(b32=0, b33=0, b34=0, b35=0),
-    "bstart-past-end": dict(b32=0xFF, b33=0xFF, b34=0, b35=0),
-    "bstart-negative": dict(b35=0x80),
+    "version-0": {"b0": 0},
+    "typesize-0": {"b3": 0},
+    "lazy-flag": {"b31": 0x08},
+    "reserved-special-5": {"b31": 0x50},
+    "nan-special-typesize-2": {"b31": 0x20, "b3": 2},
+    "blocksize-0": {"b8": 0, "b9": 0, "b10": 0, "b11": 0},
+    "blocksize-negative": {"b11": 0x80},
+    "cbytes-below-header": {"b12": 20, "b13": 0, "b14": 0, "b15": 0},
+    "cbytes-past-end": {"b14": 0x10},
+    "nbytes-negative": {"b7": 0x80},
+    "memcpyed-cbytes-mismatch": {"b2": BASE[2] | 0x02},
+    "bstart-0": {"b32": 0, "b33": 0, "b34": 0, "b35": 0},
+    "bstart-past-end": {"b32": 0xFF, "b33": 0xFF, "b34": 0, "b35": 0},
+    "bstart-negative": {"b35": 0x80},
 }
 
 
@@ -179,7 +179,7 @@ def test_corrupt_header_fields(name):
 def test_unsupported_header_features(name):
     """Variable-length blocks, unknown blosc2_flags2 bits and instrumented chunks raise
     NotImplementedError."""
-    at = {"vl-blocks": dict(b30=1), "flags2-reserved": dict(b30=4), "instrumented": dict(b31=0x80)}[
+    at = {"vl-blocks": {"b30": 1}, "flags2-reserved": {"b30": 4}, "instrumented": {"b31": 0x80}}[
         name
     ]
     with pytest.raises(NotImplementedError):
@@ -204,22 +204,24 @@ def test_corrupt_stream_payloads():
 
 
 BAD_ARGS = {
-    "codec-snappy": dict(codec="snappy"),
-    "codec-empty": dict(codec=""),
-    "clevel-10": dict(clevel=10),
-    "clevel-negative": dict(clevel=-1),
-    "typesize-0": dict(typesize=0),
-    "filter-unknown": dict(filters=["rot13"]),
-    "seven-filters": dict(filters=["shuffle"] * 7),
-    "splitmode-unknown": dict(splitmode="sometimes"),
-    "trunc_prec-typesize-2": dict(typesize=2, filters=["trunc_prec"], filters_meta=[5]),
-    "trunc_prec-too-many-bits": dict(typesize=4, filters=["trunc_prec"], filters_meta=[40]),
-    "dict-blosclz": dict(codec="blosclz", use_dict=True),
-    "dict-zlib": dict(codec="zlib", use_dict=True),
-    "blocksize-negative": dict(blocksize=-1),
-    "delta-after-trunc_prec": dict(
-        typesize=4, filters=["trunc_prec", "delta"], filters_meta=[10, 0]
-    ),
+    "codec-snappy": {"codec": "snappy"},
+    "codec-empty": {"codec": ""},
+    "clevel-10": {"clevel": 10},
+    "clevel-negative": {"clevel": -1},
+    "typesize-0": {"typesize": 0},
+    "filter-unknown": {"filters": ["rot13"]},
+    "seven-filters": {"filters": ["shuffle"] * 7},
+    "splitmode-unknown": {"splitmode": "sometimes"},
+    "trunc_prec-typesize-2": {"typesize": 2, "filters": ["trunc_prec"], "filters_meta": [5]},
+    "trunc_prec-too-many-bits": {"typesize": 4, "filters": ["trunc_prec"], "filters_meta": [40]},
+    "dict-blosclz": {"codec": "blosclz", "use_dict": True},
+    "dict-zlib": {"codec": "zlib", "use_dict": True},
+    "blocksize-negative": {"blocksize": -1},
+    "delta-after-trunc_prec": {
+        "typesize": 4,
+        "filters": ["trunc_prec", "delta"],
+        "filters_meta": [10, 0],
+    },
 }
 
 

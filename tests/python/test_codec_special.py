@@ -19,7 +19,7 @@ from conftest import make_data
 
 def schunk_special(special, nitems: int, typesize: int, value=None) -> bytes:
     """A special chunk as c-blosc2 writes it (SChunk.fill_special + get_chunk)."""
-    s = blosc2.SChunk(chunksize=nitems * typesize, cparams=dict(typesize=typesize))
+    s = blosc2.SChunk(chunksize=nitems * typesize, cparams={"typesize": typesize})
     if value is None:
         s.fill_special(nitems, special)
     else:

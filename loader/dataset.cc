@@ -1,0 +1,138 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/dataset.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <system_error>
+#include <utility>
+
+#include "codec/chunk_format.h"
+
+namespace patchfeed::loader {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+Result<Dataset> Dataset::FromNnUNetFolder(const std::string& folder) {
+  return FromFolder(folder, {{"image", ".b2nd"}, {"seg", "_seg.b2nd"}});
+}
+
+Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<ArrayNaming> naming) {
+  if (naming.empty()) return InvalidArgumentError("dataset: no arrays named");
+  for (size_t i = 0; i < naming.size(); ++i) {
+    if (naming[i].name.empty() || naming[i].suffix.empty()) {
+      return InvalidArgumentError("dataset: array " + std::to_string(i) +
+                                  " needs a name and a suffix");
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (naming[j].name == naming[i].name || naming[j].suffix == naming[i].suffix) {
+        return InvalidArgumentError("dataset: arrays '" + naming[j].name + "' and '" +
+                                    naming[i].name + "' share a name or suffix");
+      }
+    }
+  }
+  std::error_code ec;
+  fs::directory_iterator it(folder, ec);
+  if (ec) {
+    return ec == std::errc::no_such_file_or_directory
+               ? NotFoundError("dataset folder " + folder + " does not exist")
+               : IoError("dataset folder " + folder + ": " + ec.message());
+  }
+  // Entry name -> array by longest suffix; ids of the first array.
+  std::vector<std::string> ids;
+  for (const fs::directory_entry& entry : it) {
+    const std::string name = entry.path().filename().string();
+    int best = -1;
+    for (size_t i = 0; i < naming.size(); ++i) {
+      if (EndsWith(name, naming[i].suffix) &&
+          (best < 0 || naming[i].suffix.size() > naming[static_cast<size_t>(best)].suffix.size())) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best == 0 && name.size() > naming[0].suffix.size()) {
+      ids.push_back(name.substr(0, name.size() - naming[0].suffix.size()));
+    }
+  }
+  if (ids.empty()) {
+    return InvalidArgumentError("dataset folder " + folder + " has no '*" + naming[0].suffix +
+                                "' cases");
+  }
+  std::sort(ids.begin(), ids.end());
+  Dataset ds;
+  for (const auto& n : naming) ds.array_names_.push_back(n.name);
+  for (std::string& id : ids) {
+    CaseFiles c;
+    for (const auto& n : naming) {
+      std::string path = (fs::path(folder) / (id + n.suffix)).string();
+      if (!fs::exists(path, ec)) {
+        return NotFoundError("dataset: case '" + id + "' has no '" + n.name + "' array (" +
+                             path + " is missing)");
+      }
+      c.paths.push_back(std::move(path));
+    }
+    c.id = std::move(id);
+    ds.cases_.push_back(std::move(c));
+  }
+  return ds;
+}
+
+Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
+                                  std::vector<CaseFiles> cases) {
+  if (array_names.empty()) return InvalidArgumentError("dataset: no arrays named");
+  if (cases.empty()) return InvalidArgumentError("dataset: no cases");
+  for (size_t i = 0; i < array_names.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (array_names[i] == array_names[j]) {
+        return InvalidArgumentError("dataset: array name '" + array_names[i] + "' repeats");
+      }
+    }
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (cases[i].paths.size() != array_names.size()) {
+      return InvalidArgumentError("dataset: case " + std::to_string(i) + " ('" + cases[i].id +
+                                  "') has " + std::to_string(cases[i].paths.size()) +
+                                  " paths for " + std::to_string(array_names.size()) +
+                                  " arrays");
+    }
+    if (cases[i].id.empty()) cases[i].id = "case_" + std::to_string(i);
+  }
+  Dataset ds;
+  ds.array_names_ = std::move(array_names);
+  ds.cases_ = std::move(cases);
+  return ds;
+}
+
+int Dataset::array_index(std::string_view name) const {
+  for (size_t i = 0; i < array_names_.size(); ++i) {
+    if (array_names_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+ArrayProbe DescribeArray(const codec::FrameReader& frame, const codec::B2ndMeta& meta,
+                         const codec::NdGeometry& geometry) {
+  ArrayProbe p;
+  p.geometry = geometry;
+  p.dtype = meta.dtype;
+  const codec::FrameInfo& info = frame.info();
+  p.compression_ratio = info.nbytes > 0 ? static_cast<double>(info.cbytes) /
+                                              static_cast<double>(info.nbytes)
+                                        : 1.0;
+  // Decoded offsets, the header with its metalayers, and the object itself.
+  p.open_state_bytes = 8 * frame.nchunks() + info.header_len + 512;
+  p.block_bytes = geometry.block_nitems * geometry.itemsize;
+  p.chunk_bytes = geometry.chunk_nitems * geometry.itemsize;
+  p.delta_filter = std::any_of(info.filters.begin(), info.filters.end(), [](uint8_t f) {
+    return f == static_cast<uint8_t>(codec::Filter::kDelta);
+  });
+  return p;
+}
+
+}  // namespace patchfeed::loader

@@ -1,0 +1,362 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/foreground_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "codec/nd_reader.h"
+#include "common/byte_order.h"
+#include "loader/random.h"
+
+namespace patchfeed::loader {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kSlabBytes = int64_t{64} << 20;  // bounds the decoded label map in memory
+constexpr int64_t kPieceItems = 4096;              // labels widened to int64 at a time
+
+struct LabelType {
+  bool is_signed = false;
+  int size = 0;
+  bool swap = false;  // big-endian on a little-endian host
+};
+
+Result<LabelType> LabelTypeOf(const std::string& path, const std::string& dtype,
+                              int64_t itemsize) {
+  LabelType t;
+  if (dtype.size() >= 3 && (dtype[1] == 'i' || dtype[1] == 'u' || dtype[1] == 'b')) {
+    t.is_signed = dtype[1] == 'i';
+    t.size = static_cast<int>(itemsize);
+    t.swap = dtype[0] == '>';
+    if (itemsize == 1 || itemsize == 2 || itemsize == 4 || itemsize == 8) {
+      return t;
+    }
+  }
+  return UnimplementedError(path + ": a foreground index needs an integer label map, dtype is '" +
+                            dtype + "'");
+}
+
+template <typename T>
+void WidenLabels(const std::byte* src, int64_t n, bool swap, int64_t* dst) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v = LoadLE<T>(src + i * static_cast<int64_t>(sizeof(T)));
+    dst[i] = static_cast<int64_t>(swap ? ByteSwap(v) : v);
+  }
+}
+
+void WidenLabels(const LabelType& t, const std::byte* src, int64_t n, int64_t* dst) {
+  switch (t.size * (t.is_signed ? -1 : 1)) {
+    case -1: return WidenLabels<int8_t>(src, n, t.swap, dst);
+    case -2: return WidenLabels<int16_t>(src, n, t.swap, dst);
+    case -4: return WidenLabels<int32_t>(src, n, t.swap, dst);
+    case -8: return WidenLabels<int64_t>(src, n, t.swap, dst);
+    case 1: return WidenLabels<uint8_t>(src, n, t.swap, dst);
+    case 2: return WidenLabels<uint16_t>(src, n, t.swap, dst);
+    case 4: return WidenLabels<uint32_t>(src, n, t.swap, dst);
+    default: return WidenLabels<uint64_t>(src, n, t.swap, dst);
+  }
+}
+
+/// Calls fn(linear spatial index, label) for every voxel in C order, reading slabs along the
+/// first spatial axis whose thickness is the chunk's (or whole blocks), so no block is decoded
+/// twice while the slab stays under kSlabBytes.
+template <typename Fn>
+Status ScanLabels(const codec::NdArrayReader& reader, int lead, const LabelType& type, Fn&& fn) {
+  const codec::NdGeometry& g = reader.geometry();
+  int64_t plane = 1;  // voxels per unit of the slab axis
+  for (int d = lead + 1; d < g.ndim; ++d) {
+    plane *= g.shape[d];
+  }
+  const int64_t plane_bytes = std::max<int64_t>(plane * g.itemsize, 1);
+  int64_t thick = g.chunkshape[lead];
+  if (thick * plane_bytes > kSlabBytes) {
+    const int64_t block = g.blockshape[lead];
+    thick = std::max<int64_t>(kSlabBytes / plane_bytes / block * block, 1);
+  }
+  std::vector<std::byte> slab;
+  std::vector<int64_t> labels(kPieceItems);
+  const std::vector<std::byte> pad(g.itemsize);
+  codec::BoxReadScratch scratch;
+  codec::Box box{std::vector<int64_t>(g.ndim, 0), g.shape};
+  for (int64_t z = 0; z < g.shape[lead]; z += thick) {
+    box.start[lead] = z;
+    box.stop[lead] = std::min(z + thick, g.shape[lead]);
+    std::vector<int64_t> extent = box.stop;
+    extent[lead] -= z;
+    const int64_t items = (box.stop[lead] - z) * plane;
+    slab.resize(items * g.itemsize);
+    PATCHFEED_RETURN_IF_ERROR(reader.ReadBox(
+        box, codec::NdView::Contiguous(slab.data(), extent, g.itemsize), pad, scratch));
+    for (int64_t i = 0; i < items; i += kPieceItems) {
+      const int64_t n = std::min(kPieceItems, items - i);
+      WidenLabels(type, slab.data() + i * g.itemsize, n, labels.data());
+      for (int64_t k = 0; k < n; ++k) {
+        fn(z * plane + i + k, labels[k]);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+/// Label -> keys containing it, remembering the last label: label maps are long runs.
+class KeyLookup {
+ public:
+  explicit KeyLookup(const std::vector<LabelSet>& keys) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      for (const int64_t label : keys[k]) {
+        map_[label].push_back(static_cast<int32_t>(k));
+      }
+    }
+  }
+  const std::vector<int32_t>& KeysOf(int64_t label) {
+    if (last_ == nullptr || label != last_label_) {
+      const auto it = map_.find(label);
+      last_ = it == map_.end() ? &none_ : &it->second;
+      last_label_ = label;
+    }
+    return *last_;
+  }
+
+ private:
+  std::unordered_map<int64_t, std::vector<int32_t>> map_;
+  std::vector<int32_t> none_;
+  int64_t last_label_ = 0;
+  const std::vector<int32_t>* last_ = nullptr;
+};
+
+/// `n` distinct ranks drawn uniformly from [0, total), ascending (Floyd's algorithm: O(n)
+/// draws and memory however large `total` is).
+std::vector<int64_t> SortedSubset(int64_t n, int64_t total, CounterRng& rng) {
+  std::unordered_set<int64_t> chosen;
+  chosen.reserve(static_cast<size_t>(n));
+  for (int64_t j = total - n; j < total; ++j) {
+    if (!chosen.insert(rng.UniformInt(0, j)).second) {
+      chosen.insert(j);
+    }
+  }
+  std::vector<int64_t> ranks(chosen.begin(), chosen.end());
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+void NormalizeKeys(std::vector<LabelSet>& keys) {
+  for (LabelSet& k : keys) {
+    std::sort(k.begin(), k.end());
+    k.erase(std::unique(k.begin(), k.end()), k.end());
+  }
+}
+
+// The segmentation's size and modification time, to tell a stale index; 0 when unknown.
+std::pair<uint64_t, int64_t> SourceStamp(const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  const uint64_t size = fs::is_regular_file(p, ec) ? fs::file_size(p, ec) : 0;
+  const auto mtime = fs::last_write_time(p, ec);
+  if (ec) {
+    return {0, 0};
+  }
+  return {size, std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch())
+                    .count()};
+}
+
+}  // namespace
+
+int64_t ForegroundIndex::SampleCount(int64_t total) {
+  const auto one_percent = static_cast<int64_t>(std::ceil(static_cast<double>(total) * 0.01));
+  return std::max(std::min<int64_t>(10000, total), one_percent);
+}
+
+std::string ForegroundIndex::PathFor(const std::string& seg_path) { return seg_path + ".fgindex"; }
+
+Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
+                                               std::vector<LabelSet> keys, uint64_t seed) {
+  PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader reader,
+                             codec::NdArrayReader::Open(seg_path));
+  const codec::NdGeometry& g = reader.geometry();
+  PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
+                             LabelTypeOf(seg_path, reader.meta().dtype, g.itemsize));
+  const int lead = g.ndim == 4 ? 1 : 0;  // (1, Z, Y, X): nnU-Net's channel axis
+  if (g.ndim == 4 && g.shape[0] != 1) {
+    return InvalidArgumentError(seg_path + ": a label map has one channel, this array has " +
+                                std::to_string(g.shape[0]));
+  }
+  ForegroundIndex index;
+  index.shape_.assign(g.shape.begin() + lead, g.shape.end());
+  for (const int64_t s : index.shape_) {
+    if (s > std::numeric_limits<int32_t>::max()) {
+      return UnimplementedError(seg_path + ": axes longer than 2^31 - 1 voxels");
+    }
+  }
+  index.seed_ = seed;
+  index.keys_found_ = keys.empty();
+  std::tie(index.source_size_, index.source_mtime_ns_) = SourceStamp(seg_path);
+
+  // Pass 1: voxels per label, counted in runs.
+  std::unordered_map<int64_t, int64_t> per_label;
+  int64_t run_label = 0, run = 0;
+  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, lead, type, [&](int64_t, int64_t label) {
+    if (label != run_label) {
+      per_label[run_label] += run;
+      run_label = label;
+      run = 0;
+    }
+    ++run;
+  }));
+  per_label[run_label] += run;
+  if (keys.empty()) {
+    for (const auto& [label, n] : per_label) {
+      if (label > 0 && n > 0) {
+        keys.push_back({label});
+      }
+    }
+    std::sort(keys.begin(), keys.end());
+  }
+  NormalizeKeys(keys);
+  const size_t num_keys = keys.size();
+  index.keys_ = std::move(keys);
+  index.totals_.assign(num_keys, 0);
+  for (size_t k = 0; k < num_keys; ++k) {
+    for (const int64_t label : index.keys_[k]) {
+      const auto it = per_label.find(label);
+      index.totals_[k] += it == per_label.end() ? 0 : it->second;
+    }
+  }
+
+  // Pass 2: keep the voxels whose rank within their key was drawn beforehand.
+  const int ndim = index.ndim();
+  std::vector<std::vector<int64_t>> ranks(num_keys);
+  std::vector<int64_t> seen(num_keys, 0), next(num_keys, 0);
+  index.counts_.resize(num_keys);
+  index.coords_.resize(num_keys);
+  for (size_t k = 0; k < num_keys; ++k) {
+    index.counts_[k] = SampleCount(index.totals_[k]);
+    if (index.counts_[k] < index.totals_[k]) {
+      CounterRng rng(StreamId{.seed = seed, .position = static_cast<uint32_t>(k), .stream = 1});
+      ranks[k] = SortedSubset(index.counts_[k], index.totals_[k], rng);
+    }
+    index.coords_[k].reserve(index.counts_[k] * ndim);
+  }
+  KeyLookup lookup(index.keys_);
+  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, lead, type, [&](int64_t linear, int64_t label) {
+    for (const int32_t k : lookup.KeysOf(label)) {
+      const int64_t rank = seen[k]++;
+      if (ranks[k].empty() ? rank >= index.counts_[k]
+                           : next[k] >= index.counts_[k] || ranks[k][next[k]] != rank) {
+        continue;
+      }
+      ++next[k];
+      std::vector<int32_t>& out = index.coords_[k];
+      out.resize(out.size() + ndim);
+      for (int d = ndim - 1; d >= 0; --d) {  // unravel the C-order index
+        out[out.size() - ndim + d] = static_cast<int32_t>(linear % index.shape_[d]);
+        linear /= index.shape_[d];
+      }
+    }
+  }));
+  for (size_t k = 0; k < num_keys; ++k) {
+    if (seen[k] != index.totals_[k] ||
+        static_cast<int64_t>(index.coords_[k].size()) != index.counts_[k] * ndim) {
+      return DataLossError(seg_path + ": label map changed while it was being indexed");
+    }
+    // Stored in random order, as nnU-Net's: a prefix of the list is a uniform sample too.
+    CounterRng rng(StreamId{.seed = seed, .position = static_cast<uint32_t>(k), .stream = 2});
+    std::vector<int32_t>& c = index.coords_[k];
+    for (int64_t i = index.counts_[k] - 1; i > 0; --i) {
+      std::swap_ranges(c.begin() + i * ndim, c.begin() + (i + 1) * ndim,
+                       c.begin() + rng.UniformInt(0, i) * ndim);
+    }
+  }
+  return index;
+}
+
+Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
+                                                     std::vector<LabelSet> keys, uint64_t seed) {
+  const std::string index_path = PathFor(seg_path);
+  std::error_code ec;
+  if (fs::exists(index_path, ec)) {
+    Result<ForegroundIndex> loaded = Load(index_path);
+    if (!loaded.ok()) {
+      return loaded.status().WithContext("delete the index to rebuild it");
+    }
+    std::vector<LabelSet> wanted = keys;
+    NormalizeKeys(wanted);
+    const auto [size, mtime] = SourceStamp(seg_path);
+    const bool same_keys = keys.empty() ? loaded->keys_found_
+                                        : !loaded->keys_found_ && loaded->keys_ == wanted;
+    if (same_keys && loaded->seed_ == seed && loaded->source_size_ == size &&
+        loaded->source_mtime_ns_ == mtime && size != 0) {
+      return loaded;
+    }
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index, Build(seg_path, std::move(keys), seed));
+  (void)index.Save(index_path);  // best effort: see the header
+  return index;
+}
+
+Result<ForegroundIndex> ForegroundIndex::FromLocations(
+    std::vector<int64_t> spatial_shape, std::vector<LabelSet> keys,
+    const std::vector<std::vector<int64_t>>& coords, int64_t row_length) {
+  const auto ndim = static_cast<int64_t>(spatial_shape.size());
+  if (ndim == 0 || keys.size() != coords.size() ||
+      (row_length != ndim && row_length != ndim + 1)) {
+    return InvalidArgumentError(
+        "foreground locations: need a spatial shape, one coordinate list per key and rows of "
+        "ndim or ndim + 1 values");
+  }
+  for (const int64_t s : spatial_shape) {
+    if (s <= 0 || s > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgumentError("foreground locations: spatial sizes must be in [1, 2^31)");
+    }
+  }
+  ForegroundIndex index;
+  index.shape_ = std::move(spatial_shape);
+  index.keys_ = std::move(keys);
+  const int64_t skip = row_length - ndim;  // nnU-Net's leading channel column
+  for (size_t k = 0; k < coords.size(); ++k) {
+    const std::vector<int64_t>& rows = coords[k];
+    if (rows.size() % row_length != 0) {
+      return InvalidArgumentError("foreground locations: key " + std::to_string(k) +
+                                  " has a partial row");
+    }
+    const int64_t n = static_cast<int64_t>(rows.size()) / row_length;
+    std::vector<int32_t> out(n * ndim);
+    for (int64_t i = 0; i < n; ++i) {
+      if (skip != 0 && rows[i * row_length] != 0) {
+        return InvalidArgumentError("foreground locations: key " + std::to_string(k) + " row " +
+                                    std::to_string(i) + " has channel index != 0");
+      }
+      for (int64_t d = 0; d < ndim; ++d) {
+        const int64_t v = rows[i * row_length + skip + d];
+        if (v < 0 || v >= index.shape_[d]) {
+          return InvalidArgumentError("foreground locations: key " + std::to_string(k) +
+                                      " row " + std::to_string(i) + " lies outside the shape");
+        }
+        out[i * ndim + d] = static_cast<int32_t>(v);
+      }
+    }
+    index.counts_.push_back(n);
+    index.coords_.push_back(std::move(out));
+  }
+  index.totals_ = index.counts_;
+  return index;
+}
+
+Result<std::vector<int64_t>> ForegroundIndex::Voxel(int64_t key, int64_t i) const {
+  if (key < 0 || key >= num_keys() || i < 0 || i >= counts_[key]) {
+    return InvalidArgumentError("foreground index: no voxel " + std::to_string(i) + " of key " +
+                                std::to_string(key));
+  }
+  const int n = ndim();
+  const int32_t* row = coords_[key].data() + i * n;
+  return std::vector<int64_t>(row, row + n);
+}
+
+}  // namespace patchfeed::loader

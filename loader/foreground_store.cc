@@ -1,0 +1,74 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/foreground_store.h"
+
+#include <numeric>
+
+namespace patchfeed::loader {
+
+ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, std::vector<LabelSet> keys,
+                                 uint64_t seed, int64_t resident_bytes)
+    : seg_paths_(std::move(seg_paths)),
+      keys_(std::move(keys)),
+      seed_(seed),
+      resident_cap_(resident_bytes),
+      counts_(seg_paths_.size()),
+      resident_(seg_paths_.size()) {}
+
+Status ForegroundStore::Prepare(int64_t case_index) {
+  const auto i = static_cast<size_t>(case_index);
+  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
+  if (!index.ok()) return index.status().WithContext("foreground index of " + seg_paths_[i]);
+  counts_[i] = index->counts();
+  const int64_t voxels = std::accumulate(counts_[i].begin(), counts_[i].end(), int64_t{0});
+  const int64_t bytes = voxels * index->ndim() * 4 + 256;
+  if (resident_total_.fetch_add(bytes, std::memory_order_relaxed) + bytes <= resident_cap_) {
+    resident_[i] = std::make_shared<const ForegroundIndex>(std::move(*index));
+  } else {
+    resident_total_.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+  return Status::Ok();
+}
+
+Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = lazy_.begin(); it != lazy_.end(); ++it) {
+      if (it->first == case_index) {
+        lazy_.splice(lazy_.begin(), lazy_, it);
+        return it->second;
+      }
+    }
+  }
+  const auto i = static_cast<size_t>(case_index);
+  // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
+  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
+  if (!loaded.ok()) return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
+  if (loaded->counts() != counts_[i]) {
+    return DataLossError("foreground index of " + seg_paths_[i] +
+                         " changed since the loader started (" + ForegroundIndex::PathFor(
+                             seg_paths_[i]) + " or the label map was rewritten)");
+  }
+  auto index = std::make_shared<const ForegroundIndex>(std::move(*loaded));
+  Index evicted;
+  std::lock_guard lock(mu_);
+  lazy_.emplace_front(case_index, index);
+  if (lazy_.size() > kLazyCacheSize) {
+    evicted = std::move(lazy_.back().second);
+    lazy_.pop_back();
+  }
+  return index;
+}
+
+Result<std::vector<int64_t>> ForegroundStore::Voxel(int64_t case_index, int64_t key,
+                                                    int64_t voxel) const {
+  if (case_index < 0 || case_index >= static_cast<int64_t>(resident_.size())) {
+    return InvalidArgumentError("foreground: case " + std::to_string(case_index) +
+                                " out of range");
+  }
+  const Index& resident = resident_[static_cast<size_t>(case_index)];
+  if (resident) return resident->Voxel(key, voxel);
+  PATCHFEED_ASSIGN_OR_RETURN(const Index index, Lazy(case_index));
+  return index->Voxel(key, voxel);
+}
+
+}  // namespace patchfeed::loader

@@ -1,0 +1,220 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_LOADER_H_
+#define PATCHFEED_LOADER_LOADER_H_
+
+/// \file
+/// patchfeed's loader: hands a trainer batches of patches sampled across a dataset of `.b2nd`
+/// cases, read on all cores straight into a ring of preallocated (pinned, when CUDA is there)
+/// batch buffers.
+///
+/// How a batch is made (../shared/DESIGN.md, "One batch, end to end"): when a ring slot is
+/// free, the next batch index is assigned to it and a producer task runs in the loader's
+/// tbb::task_arena: it asks the Sampler for the batch's SampleSpecs, splits every sample's box
+/// of every array at chunk boundaries, and reads the pieces as tasks that any worker may steal
+/// (small boxes are read inline). Up to K batches are in flight; Next() hands them out in
+/// batch-index order through a Lease, and the slot is reused when the lease is released.
+///
+/// Determinism: a batch's contents depend only on (seed, epoch, batch index, rank) and the
+/// configuration, never on the thread count or timing. The loader's position is
+/// LoaderState; a loader created from a saved state continues exactly where the saved one
+/// stopped.
+///
+/// Threads: Next, SetEpoch, Seek, state and metrics may be called from any thread but are
+/// meant for one consumer; leases may be released from any thread, before or after the Loader
+/// is destroyed (a lease keeps the ring memory alive). Destroying the Loader cancels the
+/// batches in flight and waits for its tasks; it never waits for leases.
+///
+/// Example:
+/// \code
+///   LoaderConfig config;
+///   PATCHFEED_ASSIGN_OR_RETURN(config.dataset, Dataset::FromNnUNetFolder(folder));
+///   config.sampler.patch_size = {128, 128, 128};
+///   config.sampler.batch_size = 2;
+///   PATCHFEED_ASSIGN_OR_RETURN(auto loader, Loader::Create(std::move(config)));
+///   for (int step = 0; step < 250; ++step) {
+///     PATCHFEED_ASSIGN_OR_RETURN(Lease batch, loader->Next());
+///     const ArrayView& image = *batch.array("image");  // (2, C, 128, 128, 128) "<f4"
+///     Train(image.data, batch.array("seg")->data);     // then the lease goes out of scope
+///   }
+/// \endcode
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codec/byte_source.h"
+#include "common/result.h"
+#include "loader/batch_ring.h"
+#include "loader/dataset.h"
+#include "loader/foreground_index.h"
+#include "loader/metrics.h"
+#include "loader/pinned_memory.h"
+#include "loader/sampler.h"
+
+namespace patchfeed::loader {
+
+namespace internal_loader {
+class LoaderCore;
+}  // namespace internal_loader
+
+/// What a failed read does to its batch.
+enum class ErrorPolicy : uint8_t {
+  kFail,  ///< the batch fails: Next() returns the error (naming case, array, file, chunk, box)
+  kSkip,  ///< the sample is replaced by a deterministic redraw and counted in metrics
+};
+
+/// Which dataset arrays a batch holds, and what fills patch parts outside the case.
+struct ArrayOptions {
+  std::string name;
+  /// Default: -1 for an array named "seg" (nnU-Net's label padding), 0 otherwise.
+  std::optional<double> pad_value;
+};
+
+/// Foreground oversampling: the per-case indexes the sampler centres forced samples on.
+struct ForegroundOptions {
+  enum class Mode : uint8_t {
+    kAuto,  ///< on when the sampler can force foreground and the dataset has `seg_array`
+    kOff,   ///< forced samples fall back to random boxes
+    kOn,    ///< on; kInvalidArgument when `seg_array` is missing
+  };
+  Mode mode = Mode::kAuto;
+  std::string seg_array = "seg";
+  /// Class keys in the order the sampler sees them; empty: each case's labels > 0.
+  std::vector<LabelSet> keys;
+  uint64_t seed = 1234;  ///< the index's voxel subset (nnU-Net uses 1234)
+  int64_t resident_bytes = int64_t{256} << 20;  ///< indexes kept in memory; the rest reload
+};
+
+/// The position of a loader: everything needed, with its configuration, to resume exactly.
+struct LoaderState {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+  int64_t next_batch = 0;  ///< index in `epoch` of the batch the next Next() returns
+  int rank = 0;
+  int world_size = 1;
+};
+
+struct LoaderConfig {
+  Dataset dataset;
+  /// Arrays to load, in output order; empty: every dataset array with its default pad value.
+  std::vector<ArrayOptions> arrays;
+  /// Patch size, batch size, oversampling, seed, rank/world size, epoch mode.
+  SamplerConfig sampler;
+  ForegroundOptions foreground;
+
+  int num_threads = 0;  ///< arena size; 0: every core (tbb::info::default_concurrency())
+  int num_slots = 3;    ///< K, the batches in flight plus those held by the consumer
+  int64_t max_open_files = 1024;  ///< frames kept open (least recently used closed first)
+  codec::IoMode io_mode = codec::IoMode::kMmap;  ///< kPread for network file systems
+  PinMode pin_memory = PinMode::kAuto;
+  /// Bound on ring + per-worker scratch + open-file state; Create refuses more.
+  int64_t memory_budget_bytes = int64_t{4} << 30;
+  ErrorPolicy error_policy = ErrorPolicy::kFail;
+  int max_redraws = 8;  ///< kSkip: redraws per sample before the batch fails after all
+  /// A (sample, array) box smaller than this is read inline by its producer, a larger one is
+  /// split at chunk boundaries into tasks of at least this many bytes.
+  int64_t min_task_bytes = int64_t{256} << 10;
+
+  int64_t start_epoch = 0;  ///< the position of the first Next()
+  int64_t start_batch = 0;
+
+  /// Sets seed, rank, world size and the start position from a saved state.
+  void ResumeFrom(const LoaderState& state);
+};
+
+/// A batch held by the consumer. Movable, not copyable; destroying or releasing it returns
+/// the slot to the loader. A default-constructed or end-of-epoch lease holds no batch.
+class Lease {
+ public:
+  Lease() = default;
+  Lease(Lease&& other) noexcept;
+  Lease& operator=(Lease&& other) noexcept;
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  ~Lease();
+
+  /// Whether this lease holds a batch.
+  explicit operator bool() const { return slot_ >= 0; }
+  /// The marker Next() returns after the last batch of a finite epoch.
+  bool end_of_epoch() const { return end_of_epoch_; }
+
+  int64_t epoch() const { return epoch_; }
+  int64_t batch_index() const { return batch_index_; }
+  /// The samples, in batch order (after any kSkip redraws).
+  const std::vector<SampleSpec>& samples() const;
+  /// Every array, in the configured order; shapes (B, C, *patch).
+  std::span<const ArrayView> arrays() const;
+  /// The array named `name`, or nullptr.
+  const ArrayView* array(std::string_view name) const;
+  /// Whether the memory is page-locked for CUDA.
+  bool pinned() const;
+
+  /// Returns the slot now (the views dangle after this).
+  void Release();
+
+ private:
+  friend class internal_loader::LoaderCore;
+  Lease(std::shared_ptr<internal_loader::LoaderCore> core, int slot, int64_t epoch,
+        int64_t batch_index);
+  static Lease EndOfEpoch(int64_t epoch, int64_t batches);
+
+  std::shared_ptr<internal_loader::LoaderCore> core_;
+  int slot_ = -1;
+  bool end_of_epoch_ = false;
+  int64_t epoch_ = 0;
+  int64_t batch_index_ = 0;
+};
+
+class Loader {
+ public:
+  /// Checks the configuration, opens every case once (in parallel) for its shapes, builds or
+  /// loads foreground indexes when oversampling, allocates and touches the ring, and starts
+  /// producing. kInvalidArgument for inconsistent arrays (ndim, channels, dtype across cases)
+  /// or options; kResourceExhausted, with the numbers, when the ring, scratch and open files
+  /// exceed `memory_budget_bytes`; file errors name the file.
+  static Result<std::unique_ptr<Loader>> Create(LoaderConfig config);
+
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+  /// Cancels the batches in flight and waits for their tasks (not for outstanding leases).
+  ~Loader();
+
+  /// The next batch in index order, waiting for it if needed. A batch whose read failed comes
+  /// back as its error (and is skipped: the following call returns the next batch). In the
+  /// finite modes, after the last batch of an epoch an end_of_epoch() lease is returned and
+  /// the loader moves to batch 0 of the next epoch. kResourceExhausted when the consumer holds
+  /// every slot (release a lease first).
+  Result<Lease> Next();
+
+  /// Moves to batch 0 of `epoch`; batches read ahead are dropped. Held leases stay valid.
+  Status SetEpoch(int64_t epoch);
+  /// Moves to batch `batch_index` of `epoch`.
+  Status Seek(int64_t epoch, int64_t batch_index);
+
+  LoaderState state() const;
+  /// Batches per epoch for this rank (`len`); -1 for EpochMode::kInfinite.
+  int64_t batches_per_epoch() const;
+  int64_t local_batch_size() const;
+  int64_t num_cases() const;
+  int num_threads() const;
+  /// Shapes and dtypes of a batch's arrays (data is null).
+  std::vector<ArrayView> array_layout() const;
+  /// Whether the ring is page-locked for CUDA; unpinned_reason() says why not.
+  bool pinned() const;
+  std::string unpinned_reason() const;
+  LoaderMetrics metrics() const;
+  const Sampler& sampler() const;
+
+ private:
+  explicit Loader(std::shared_ptr<internal_loader::LoaderCore> core);
+
+  std::shared_ptr<internal_loader::LoaderCore> core_;
+};
+
+}  // namespace patchfeed::loader
+
+#endif  // PATCHFEED_LOADER_LOADER_H_

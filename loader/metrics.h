@@ -1,0 +1,93 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_METRICS_H_
+#define PATCHFEED_LOADER_METRICS_H_
+
+/// \file
+/// What the loader counts while it runs: bytes through each stage, time each side of the ring
+/// waited, ring occupancy, errors. LoaderMetrics is a plain snapshot; MetricsCounters holds the
+/// live values as relaxed atomics, so workers bump them without a lock and reading a snapshot
+/// costs a few loads (the fields of one snapshot are not read at one instant).
+
+#include <atomic>
+#include <cstdint>
+
+namespace patchfeed::loader {
+
+/// A snapshot of a loader's counters since it was created.
+struct LoaderMetrics {
+  int64_t batches_delivered = 0;  ///< leases handed out by Next()
+  int64_t batches_failed = 0;     ///< Next() calls that returned a batch's error
+  int64_t samples_delivered = 0;
+  /// Samples replaced by a redraw after a failed read (ErrorPolicy::kSkip).
+  int64_t samples_skipped = 0;
+  int64_t read_errors = 0;  ///< failed reads (or opens), whatever the policy did with them
+
+  /// Compressed bytes behind the blocks decoded: the blocks' share of their file's compressed
+  /// size (the file's mean ratio), not a count of the bytes the kernel moved.
+  int64_t bytes_read = 0;
+  int64_t bytes_decoded = 0;    ///< whole Blosc blocks decoded (a box decodes every block it touches)
+  int64_t bytes_delivered = 0;  ///< batch bytes handed to the consumer
+
+  int64_t consumer_wait_ns = 0;  ///< time Next() spent waiting for its batch
+  int64_t producer_wait_ns = 0;  ///< time the ring had no free slot for the next batch
+
+  int slots = 0;            ///< ring size K
+  int slots_free = 0;
+  int slots_producing = 0;  ///< being sampled and read
+  int slots_ready = 0;      ///< read, waiting for Next()
+  int slots_leased = 0;     ///< held by the consumer
+
+  int64_t files_opened = 0;  ///< frame opens, counting reopens after eviction
+  int64_t files_open = 0;    ///< frames in the open-file cache now
+};
+
+namespace internal_loader {
+
+/// The live counters behind LoaderMetrics. Thread-safe; all updates are relaxed.
+struct MetricsCounters {
+  std::atomic<int64_t> batches_delivered{0};
+  std::atomic<int64_t> batches_failed{0};
+  std::atomic<int64_t> samples_delivered{0};
+  std::atomic<int64_t> samples_skipped{0};
+  std::atomic<int64_t> read_errors{0};
+  std::atomic<int64_t> bytes_read{0};
+  std::atomic<int64_t> bytes_decoded{0};
+  std::atomic<int64_t> bytes_delivered{0};
+  std::atomic<int64_t> consumer_wait_ns{0};
+  std::atomic<int64_t> producer_wait_ns{0};
+  std::atomic<int> slots_free{0};
+  std::atomic<int> slots_producing{0};
+  std::atomic<int> slots_ready{0};
+  std::atomic<int> slots_leased{0};
+
+  static void Add(std::atomic<int64_t>& counter, int64_t value) {
+    counter.fetch_add(value, std::memory_order_relaxed);
+  }
+
+  /// Everything but the file counts, which the open-file cache keeps.
+  LoaderMetrics Snapshot(int slots) const {
+    constexpr auto r = std::memory_order_relaxed;
+    LoaderMetrics m;
+    m.batches_delivered = batches_delivered.load(r);
+    m.batches_failed = batches_failed.load(r);
+    m.samples_delivered = samples_delivered.load(r);
+    m.samples_skipped = samples_skipped.load(r);
+    m.read_errors = read_errors.load(r);
+    m.bytes_read = bytes_read.load(r);
+    m.bytes_decoded = bytes_decoded.load(r);
+    m.bytes_delivered = bytes_delivered.load(r);
+    m.consumer_wait_ns = consumer_wait_ns.load(r);
+    m.producer_wait_ns = producer_wait_ns.load(r);
+    m.slots = slots;
+    m.slots_free = slots_free.load(r);
+    m.slots_producing = slots_producing.load(r);
+    m.slots_ready = slots_ready.load(r);
+    m.slots_leased = slots_leased.load(r);
+    return m;
+  }
+};
+
+}  // namespace internal_loader
+}  // namespace patchfeed::loader
+
+#endif  // PATCHFEED_LOADER_METRICS_H_

@@ -1,0 +1,55 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/open_file_cache.h"
+
+#include <algorithm>
+
+namespace patchfeed::loader {
+
+OpenFileCache::OpenFileCache(const Dataset* dataset, int64_t capacity,
+                             codec::FrameOpenOptions options)
+    : dataset_(dataset), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
+
+Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t case_index,
+                                                                       int array) {
+  const auto num_arrays = static_cast<int64_t>(dataset_->array_names().size());
+  const int64_t key = case_index * num_arrays + array;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = index_.find(key); it != index_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+    ++opens_;
+  }
+  auto opened = codec::NdArrayReader::Open(dataset_->path(case_index, array), options_);
+  if (!opened.ok()) return opened.status();
+  auto reader = std::make_shared<const codec::NdArrayReader>(std::move(*opened));
+  // Evicted readers are released after the lock: closing a mapping is a system call.
+  Reader evicted;
+  std::lock_guard lock(mu_);
+  if (auto it = index_.find(key); it != index_.end()) {
+    // Another thread opened it meanwhile; keep theirs.
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return it->second->second;
+  }
+  lru_.emplace_front(key, reader);
+  index_[key] = lru_.begin();
+  if (static_cast<int64_t>(lru_.size()) > capacity_) {
+    index_.erase(lru_.back().first);
+    evicted = std::move(lru_.back().second);
+    lru_.pop_back();
+  }
+  return reader;
+}
+
+int64_t OpenFileCache::size() const {
+  std::lock_guard lock(mu_);
+  return static_cast<int64_t>(lru_.size());
+}
+
+int64_t OpenFileCache::opens() const {
+  std::lock_guard lock(mu_);
+  return opens_;
+}
+
+}  // namespace patchfeed::loader
