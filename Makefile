@@ -11,8 +11,8 @@ GEN := $(if $(shell command -v ninja),-G Ninja,)
 help:
 	@echo "make demo       build, install 'patchfeed' to $(PREFIX)/bin, run 'patchfeed demo'"
 	@echo "make test       build with tests and Python bindings, run ctest and pytest"
-	@echo "make asan-test  the codec tests under AddressSanitizer + UBSan"
-	@echo "make tsan-test  the concurrent-reader tests under ThreadSanitizer"
+	@echo "make asan-test  the C++ tests (codec, loader, examples) under AddressSanitizer + UBSan"
+	@echo "make tsan-test  the concurrent-reader and loader tests under ThreadSanitizer"
 	@echo "make fuzz       build the libFuzzer targets with clang and run each for FUZZ_SECONDS"
 	@echo "make bench      build Google Benchmark binaries and run the codec comparison"
 
@@ -49,24 +49,30 @@ asan-test: test-deps
 tsan-test: test-deps
 	$(CMAKE) -S . -B build/tsan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
 	  -DPATCHFEED_SANITIZE=thread
-	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test
+	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_loader_test
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/codec/patchfeed_codec_test --gtest_filter='*Concurrent*'
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
+	  build/tsan/tests/loader/patchfeed_loader_test
 
 FUZZ_SECONDS ?= 60
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
-	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer
+	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer patchfeed_frame_fuzzer
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
 	  cp tests/codec/testdata/golden/*.chunk build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -print_final_stats=1 build/fuzz/corpus
+	rm -rf build/fuzz/frame_corpus && PYTHONPATH=build/test/python \
+	  python3 tests/fuzz/make_frame_corpus.py build/fuzz/frame_corpus
+	build/fuzz/tests/fuzz/patchfeed_frame_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -max_len=65536 -rss_limit_mb=1024 -print_final_stats=1 build/fuzz/frame_corpus
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \
 	  -DPATCHFEED_BUILD_BENCHMARKS=ON -DPATCHFEED_BUILD_PYTHON=ON
 	$(CMAKE) --build build/bench -j $(JOBS)
-	build/bench/bench/micro/patchfeed_codec_bench --benchmark_min_time=0.2
+	build/bench/bench/patchfeed_codec_bench --benchmark_min_time=0.2
 	PYTHONPATH=build/bench/python python3 bench/e2e/codec_vs_blosc2.py
 
 clean:

@@ -73,7 +73,7 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
                const std::string& dtype, const std::vector<int32_t>& chunks,
                const std::vector<int32_t>& blocks, const std::string& codec_name, int clevel,
                const std::vector<std::string>& filters, const std::string& splitmode,
-               bool sparse) {
+               bool sparse, int64_t itemsize) {
   codec::B2ndWriteOptions o;
   o.chunkshape = chunks;
   o.blockshape = blocks;
@@ -91,6 +91,7 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
     throw py::value_error("splitmode must be auto, always or never");
   }
   o.sparse = sparse;
+  o.itemsize = itemsize;
   const py::buffer_info info = data.request();
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(info.ptr),
                                          static_cast<size_t>(info.size * info.itemsize));
@@ -109,7 +110,11 @@ void RegisterFrames(py::module_& m) {
       .def(py::init(&OpenArray), py::arg("path"), py::arg("io") = "mmap",
            "Opens a .b2nd file or sparse frame directory.")
       .def_property_readonly("shape", [](const codec::NdArrayReader& a) { return a.meta().shape; })
-      .def_property_readonly("dtype", [](const codec::NdArrayReader& a) { return a.meta().dtype; })
+      // Bytes, not str: the dtype string is untrusted file content (the package parses it).
+      .def_property_readonly("dtype",
+                             [](const codec::NdArrayReader& a) { return py::bytes(a.meta().dtype); })
+      .def_property_readonly("path",
+                             [](const codec::NdArrayReader& a) { return a.frame().path(); })
       .def_property_readonly("chunks",
                              [](const codec::NdArrayReader& a) { return a.meta().chunkshape; })
       .def_property_readonly("blocks",
@@ -120,7 +125,7 @@ void RegisterFrames(py::module_& m) {
   m.def("write_b2nd", &WriteB2nd, py::arg("path"), py::arg("data"), py::arg("shape"),
         py::arg("dtype"), py::arg("chunks"), py::arg("blocks"), py::arg("codec") = "zstd",
         py::arg("clevel") = 5, py::arg("filters") = std::vector<std::string>{"shuffle"},
-        py::arg("splitmode") = "auto", py::arg("sparse") = false,
+        py::arg("splitmode") = "auto", py::arg("sparse") = false, py::arg("itemsize") = 0,
         "Writes C-ordered `data` as a .b2nd frame (a sparse directory when sparse=True).");
 }
 

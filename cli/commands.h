@@ -21,7 +21,9 @@ Status RunDecompress(const std::vector<std::string>& args);
 Status RunInfo(const std::vector<std::string>& args);
 /// `patchfeed read FILE [--box a:b,...] [--pad V] --out OUT [--npy]`
 Status RunRead(const std::vector<std::string>& args);
-/// `patchfeed demo [--mb N]`: encodes and decodes generated data, prints throughput.
+/// `patchfeed demo [--dir D] [--cases N] [--steps S] [--threads T] [--batch B] [--patch Z,Y,X]`:
+/// writes a small nnU-Net-like dataset and runs the loader over it, printing throughput.
+/// `patchfeed demo --codec [--mb N]`: encodes and decodes generated data, prints throughput.
 Status RunDemo(const std::vector<std::string>& args);
 
 }  // namespace patchfeed::cli

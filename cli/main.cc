@@ -14,7 +14,9 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: patchfeed <command> [args]\n"
     "commands:\n"
-    "  demo [--mb N]                   encode and decode generated data, print throughput\n"
+    "  demo [--dir D] [--cases N] [--steps S] [--threads T] [--batch B] [--patch Z,Y,X]\n"
+    "                                  write a small nnU-Net-like dataset, run the loader\n"
+    "  demo --codec [--mb N]           encode and decode generated data, print throughput\n"
     "  compress IN OUT [options]       encode a raw file as one Blosc chunk\n"
     "      --typesize N --codec blosclz|lz4|lz4hc|zlib|zstd --clevel 0-9\n"
     "      --filter none|shuffle|bitshuffle|delta|trunc_prec|bytedelta[,...]\n"

@@ -209,15 +209,16 @@ Result<NdGeometry> NdGeometry::Make(const B2ndMeta& meta, int64_t itemsize) {
       g.blocks_per_chunk.push_back(0);
       continue;
     }
-    const int64_t ext = (c + b - 1) / b * b;
-    g.chunks_per_dim.push_back((s + c - 1) / c);
+    const int64_t ext = (c + b - 1) / b * b;  // c, b < 2^31: no overflow
+    g.chunks_per_dim.push_back((s - 1) / c + 1);
     g.extchunk.push_back(ext);
     g.blocks_per_chunk.push_back(ext / b);
-    g.nchunks *= g.chunks_per_dim.back();
-    g.chunk_nitems *= ext;
-    g.block_nitems *= b;
-    if (g.chunk_nitems * itemsize > INT32_MAX) {
-      return DataLossError("b2nd chunks of more than 2 GiB");
+    // Untrusted shapes: products that overflow are corrupt metadata, not arithmetic to wrap.
+    if (__builtin_mul_overflow(g.nchunks, g.chunks_per_dim.back(), &g.nchunks) ||
+        __builtin_mul_overflow(g.chunk_nitems, ext, &g.chunk_nitems) ||
+        __builtin_mul_overflow(g.block_nitems, b, &g.block_nitems) ||
+        g.chunk_nitems > INT32_MAX / itemsize) {
+      return DataLossError("b2nd shape, chunks and blocks give sizes beyond the format's limits");
     }
   }
   if (empty) g.nchunks = 0;

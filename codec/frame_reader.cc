@@ -227,6 +227,13 @@ Status FrameReader::ReadOffsetsAndTrailer() {
   PATCHFEED_ASSIGN_OR_RETURN(
       const auto offsets_chunk,
       source_->Get(offsets_start, static_cast<size_t>(trailer_start - offsets_start), scratch));
+  // Check the size the offsets chunk claims before decoding it: a 40-byte chunk can claim 2 GB.
+  auto offsets_sizes = ReadChunkSizes(offsets_chunk);
+  if (!offsets_sizes.ok()) return offsets_sizes.status().WithContext("offsets chunk");
+  if (offsets_sizes->nbytes != f.nchunks * 8) {
+    return DataLossError("offsets chunk holds " + std::to_string(offsets_sizes->nbytes / 8) +
+                         " entries for " + std::to_string(f.nchunks) + " chunks");
+  }
   auto decoded = DecompressChunk(offsets_chunk);
   if (!decoded.ok()) return decoded.status().WithContext("offsets chunk");
   if (decoded->size() != static_cast<size_t>(f.nchunks) * 8) {

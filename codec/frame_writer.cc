@@ -73,7 +73,7 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
                                   ": need shape >= 0 and 0 < block <= chunk");
     }
   }
-  const int64_t itemsize = ItemSizeOfDtype(dtype);
+  const int64_t itemsize = options.itemsize > 0 ? options.itemsize : ItemSizeOfDtype(dtype);
   if (itemsize <= 0) return InvalidArgumentError("unsupported dtype '" + dtype + "'");
   PATCHFEED_ASSIGN_OR_RETURN(const NdGeometry g, NdGeometry::Make(meta, itemsize));
   int64_t items = 1;

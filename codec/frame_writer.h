@@ -26,6 +26,9 @@ struct B2ndWriteOptions {
   /// block shape.
   EncodeOptions encode;
   bool sparse = false;  ///< a directory of chunk files instead of one file
+  /// Item size in bytes; 0 derives it from the dtype string (needed for structured dtypes,
+  /// whose string is a field list).
+  int64_t itemsize = 0;
 };
 
 /// Encodes `data` (C order, `shape`, NumPy `dtype` such as "<f4") as a contiguous frame.

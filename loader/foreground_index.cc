@@ -2,14 +2,18 @@
 #include "loader/foreground_index.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <limits>
+#include <string>
 #include <system_error>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
@@ -29,8 +33,7 @@ struct LabelType {
   bool swap = false;  // big-endian on a little-endian host
 };
 
-Result<LabelType> LabelTypeOf(const std::string& path, const std::string& dtype,
-                              int64_t itemsize) {
+Result<LabelType> LabelTypeOf(const std::string& path, const std::string& dtype, int64_t itemsize) {
   LabelType t;
   if (dtype.size() >= 3 && (dtype[1] == 'i' || dtype[1] == 'u' || dtype[1] == 'b')) {
     t.is_signed = dtype[1] == 'i';
@@ -54,14 +57,22 @@ void WidenLabels(const std::byte* src, int64_t n, bool swap, int64_t* dst) {
 
 void WidenLabels(const LabelType& t, const std::byte* src, int64_t n, int64_t* dst) {
   switch (t.size * (t.is_signed ? -1 : 1)) {
-    case -1: return WidenLabels<int8_t>(src, n, t.swap, dst);
-    case -2: return WidenLabels<int16_t>(src, n, t.swap, dst);
-    case -4: return WidenLabels<int32_t>(src, n, t.swap, dst);
-    case -8: return WidenLabels<int64_t>(src, n, t.swap, dst);
-    case 1: return WidenLabels<uint8_t>(src, n, t.swap, dst);
-    case 2: return WidenLabels<uint16_t>(src, n, t.swap, dst);
-    case 4: return WidenLabels<uint32_t>(src, n, t.swap, dst);
-    default: return WidenLabels<uint64_t>(src, n, t.swap, dst);
+    case -1:
+      return WidenLabels<int8_t>(src, n, t.swap, dst);
+    case -2:
+      return WidenLabels<int16_t>(src, n, t.swap, dst);
+    case -4:
+      return WidenLabels<int32_t>(src, n, t.swap, dst);
+    case -8:
+      return WidenLabels<int64_t>(src, n, t.swap, dst);
+    case 1:
+      return WidenLabels<uint8_t>(src, n, t.swap, dst);
+    case 2:
+      return WidenLabels<uint16_t>(src, n, t.swap, dst);
+    case 4:
+      return WidenLabels<uint32_t>(src, n, t.swap, dst);
+    default:
+      return WidenLabels<uint64_t>(src, n, t.swap, dst);
   }
 }
 
@@ -154,17 +165,31 @@ void NormalizeKeys(std::vector<LabelSet>& keys) {
   }
 }
 
-// The segmentation's size and modification time, to tell a stale index; 0 when unknown.
+// The segmentation's size and latest modification time (ns), to tell a stale index; {0, 0}
+// when unknown. A sparse frame is a directory: its files are summed, their latest time taken.
 std::pair<uint64_t, int64_t> SourceStamp(const std::string& path) {
   std::error_code ec;
-  const fs::path p(path);
-  const uint64_t size = fs::is_regular_file(p, ec) ? fs::file_size(p, ec) : 0;
-  const auto mtime = fs::last_write_time(p, ec);
-  if (ec) {
+  bool failed = false;
+  const auto check = [&ec, &failed] { failed |= static_cast<bool>(ec); };
+  uint64_t size = 0;
+  fs::file_time_type latest = fs::last_write_time(path, ec);
+  check();
+  if (fs::is_directory(path, ec)) {
+    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+      size += e.is_regular_file(ec) ? e.file_size(ec) : 0;
+      check();
+      latest = std::max(latest, e.last_write_time(ec));
+      check();
+    }
+  } else {
+    size = fs::file_size(path, ec);
+  }
+  check();
+  if (failed) {
     return {0, 0};
   }
-  return {size, std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch())
-                    .count()};
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(latest.time_since_epoch());
+  return {size, ns.count()};
 }
 
 }  // namespace
@@ -184,6 +209,9 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
                              LabelTypeOf(seg_path, reader.meta().dtype, g.itemsize));
   const int lead = g.ndim == 4 ? 1 : 0;  // (1, Z, Y, X): nnU-Net's channel axis
+  if (g.ndim == 0 || std::find(g.shape.begin(), g.shape.end(), 0) != g.shape.end()) {
+    return InvalidArgumentError(seg_path + ": the label map is empty");
+  }
   if (g.ndim == 4 && g.shape[0] != 1) {
     return InvalidArgumentError(seg_path + ": a label map has one channel, this array has " +
                                 std::to_string(g.shape[0]));
@@ -255,9 +283,10 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
       ++next[k];
       std::vector<int32_t>& out = index.coords_[k];
       out.resize(out.size() + ndim);
-      for (int d = ndim - 1; d >= 0; --d) {  // unravel the C-order index
-        out[out.size() - ndim + d] = static_cast<int32_t>(linear % index.shape_[d]);
-        linear /= index.shape_[d];
+      int64_t rest = linear;  // unravel the C-order index
+      for (int d = ndim - 1; d >= 0; --d) {
+        out[out.size() - ndim + d] = static_cast<int32_t>(rest % index.shape_[d]);
+        rest /= index.shape_[d];
       }
     }
   }));
@@ -289,10 +318,10 @@ Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path
     std::vector<LabelSet> wanted = keys;
     NormalizeKeys(wanted);
     const auto [size, mtime] = SourceStamp(seg_path);
-    const bool same_keys = keys.empty() ? loaded->keys_found_
-                                        : !loaded->keys_found_ && loaded->keys_ == wanted;
+    const bool same_keys =
+        keys.empty() ? loaded->keys_found_ : !loaded->keys_found_ && loaded->keys_ == wanted;
     if (same_keys && loaded->seed_ == seed && loaded->source_size_ == size &&
-        loaded->source_mtime_ns_ == mtime && size != 0) {
+        loaded->source_mtime_ns_ == mtime && (size != 0 || mtime != 0)) {
       return loaded;
     }
   }
@@ -305,8 +334,7 @@ Result<ForegroundIndex> ForegroundIndex::FromLocations(
     std::vector<int64_t> spatial_shape, std::vector<LabelSet> keys,
     const std::vector<std::vector<int64_t>>& coords, int64_t row_length) {
   const auto ndim = static_cast<int64_t>(spatial_shape.size());
-  if (ndim == 0 || keys.size() != coords.size() ||
-      (row_length != ndim && row_length != ndim + 1)) {
+  if (ndim == 0 || keys.size() != coords.size() || (row_length != ndim && row_length != ndim + 1)) {
     return InvalidArgumentError(
         "foreground locations: need a spatial shape, one coordinate list per key and rows of "
         "ndim or ndim + 1 values");
@@ -336,8 +364,8 @@ Result<ForegroundIndex> ForegroundIndex::FromLocations(
       for (int64_t d = 0; d < ndim; ++d) {
         const int64_t v = rows[i * row_length + skip + d];
         if (v < 0 || v >= index.shape_[d]) {
-          return InvalidArgumentError("foreground locations: key " + std::to_string(k) +
-                                      " row " + std::to_string(i) + " lies outside the shape");
+          return InvalidArgumentError("foreground locations: key " + std::to_string(k) + " row " +
+                                      std::to_string(i) + " lies outside the shape");
         }
         out[i * ndim + d] = static_cast<int32_t>(v);
       }

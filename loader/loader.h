@@ -160,7 +160,7 @@ class Lease {
   friend class internal_loader::LoaderCore;
   Lease(std::shared_ptr<internal_loader::LoaderCore> core, int slot, int64_t epoch,
         int64_t batch_index);
-  static Lease EndOfEpoch(int64_t epoch, int64_t batches);
+  static Lease EndOfEpoch(int64_t epoch);
 
   std::shared_ptr<internal_loader::LoaderCore> core_;
   int slot_ = -1;

@@ -2,16 +2,17 @@
 #include "loader/open_file_cache.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace patchfeed::loader {
 
-OpenFileCache::OpenFileCache(const Dataset* dataset, int64_t capacity,
+OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity,
                              codec::FrameOpenOptions options)
-    : dataset_(dataset), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
+    : dataset_(std::move(dataset)), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
 
 Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t case_index,
                                                                        int array) {
-  const auto num_arrays = static_cast<int64_t>(dataset_->array_names().size());
+  const auto num_arrays = static_cast<int64_t>(dataset_.array_names().size());
   const int64_t key = case_index * num_arrays + array;
   {
     std::lock_guard lock(mu_);
@@ -21,7 +22,7 @@ Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t c
     }
     ++opens_;
   }
-  auto opened = codec::NdArrayReader::Open(dataset_->path(case_index, array), options_);
+  auto opened = codec::NdArrayReader::Open(dataset_.path(case_index, array), options_);
   if (!opened.ok()) return opened.status();
   auto reader = std::make_shared<const codec::NdArrayReader>(std::move(*opened));
   // Evicted readers are released after the lock: closing a mapping is a system call.

@@ -28,8 +28,8 @@ namespace patchfeed::loader {
 
 class OpenFileCache {
  public:
-  /// `dataset` must outlive the cache. `capacity` >= 1.
-  OpenFileCache(const Dataset* dataset, int64_t capacity, codec::FrameOpenOptions options);
+  /// Keeps its own copy of the dataset's paths. `capacity` >= 1.
+  OpenFileCache(Dataset dataset, int64_t capacity, codec::FrameOpenOptions options);
 
   /// The open reader for array `array` of case `case_index`, opening it if needed. Errors are
   /// the codec's (they name the path).
@@ -44,7 +44,7 @@ class OpenFileCache {
   using Reader = std::shared_ptr<const codec::NdArrayReader>;
   using Lru = std::list<std::pair<int64_t, Reader>>;  // most recently used first
 
-  const Dataset* dataset_;
+  const Dataset dataset_;
   const int64_t capacity_;
   const codec::FrameOpenOptions options_;
 

@@ -106,9 +106,7 @@ class CounterRng {
   }
 
   /// Uniform over [0, 1) with 53 random bits (every double k * 2^-53).
-  constexpr double UniformDouble() {
-    return static_cast<double>(NextU64() >> 11) * 0x1.0p-53;
-  }
+  constexpr double UniformDouble() { return static_cast<double>(NextU64() >> 11) * 0x1.0p-53; }
 
  private:
   std::array<uint32_t, 2> key_{};

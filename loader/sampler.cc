@@ -305,8 +305,8 @@ Status Sampler::ChooseBox(int64_t epoch, int64_t batch_index, int64_t position,
                           .position = static_cast<uint32_t>(position),
                           .stream = kVoxelStream});
   const int64_t voxel = rng.UniformInt(0, count_of(key) - 1);
-  const std::string where = "case " + Str(spec.case_index) + ", class key " + Str(key) +
-                            ", stored voxel " + Str(voxel);
+  const std::string where =
+      "case " + Str(spec.case_index) + ", class key " + Str(key) + ", stored voxel " + Str(voxel);
   if (!voxel_fn) {
     return InvalidArgumentError(where + ": no foreground voxel function given");
   }

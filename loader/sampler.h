@@ -34,8 +34,9 @@ struct SampleSpec {
   /// past the end: the parts outside are padded). The box is [box_start, box_start + patch).
   std::vector<int64_t> box_start;
   bool forced_foreground = false;
-  /// The foreground class key chosen for a forced sample (-1 when none was available and the
-  /// random rule was used instead).
+  /// The class key whose stored voxel centres the box: chosen for a forced sample, or the
+  /// annotated key (SamplerConfig::annotated_key) for the others; -1 when the random rule was
+  /// used (not forced, or forced in a case without foreground).
   int64_t foreground_class = -1;
 
   friend bool operator==(const SampleSpec&, const SampleSpec&) = default;

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Turns patchfeed_codec_bench's JSON into the markdown table kept in bench/README.md.
 
-Usage:
-  build/bench/bench/micro/patchfeed_codec_bench --benchmark_format=json \
-      --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > codec.json
-  python3 bench/e2e/codec_table.py codec.json
+Usage (decode and encode timed separately; several JSON files are merged):
+  B=build/bench/bench/patchfeed_codec_bench
+  $B --benchmark_filter=BM_Decode --benchmark_min_time=0.3 --benchmark_repetitions=3 \
+     --benchmark_report_aggregates_only=true --benchmark_format=json > decode.json
+  $B --benchmark_filter=BM_Encode --benchmark_min_time=0.1 --benchmark_format=json > encode.json
+  python3 bench/e2e/codec_table.py decode.json encode.json
 
 Each row pairs patchfeed and c-blosc2 decoding (and encoding) the same chunk in the same
 process, one thread; the ratio column is patchfeed / c-blosc2 throughput. Goals from issue 2:
@@ -16,11 +18,15 @@ import sys
 from collections import defaultdict
 
 
-def load(path):
-    with open(path) as f:
-        doc = json.load(f)
+def load(paths):
     rows = defaultdict(dict)
-    for b in doc["benchmarks"]:
+    benchmarks, context = [], {}
+    for path in paths:
+        with open(path) as f:
+            doc = json.load(f)
+        context = context or doc.get("context", {})
+        benchmarks += doc["benchmarks"]
+    for b in benchmarks:
         name = b.get("run_name", b["name"])
         if b.get("aggregate_name") not in (None, "median"):
             continue
@@ -28,12 +34,13 @@ def load(path):
         parts = name.split("/")
         op, lib, key = parts[0][3:], parts[1], "/".join(parts[2:])
         rows[key][(op, lib)] = b["bytes_per_second"] / 1e6
-        rows[key][("ratio", lib)] = b.get("ratio", 0.0)
-    return doc.get("context", {}), rows
+        if op == "Decode":
+            rows[key][("ratio", lib)] = b.get("ratio", 0.0)
+    return context, rows
 
 
 def main():
-    context, rows = load(sys.argv[1])
+    context, rows = load(sys.argv[1:])
     print(f"host: {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs, "
           f"{context.get('date', '')}\n")
     print("| data | codec | filter | chunk | c-ratio | decode pf MB/s | decode c-blosc2 MB/s "

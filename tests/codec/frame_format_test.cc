@@ -151,8 +151,9 @@ TEST(B2ndMeta, ItemSizeAndItemFromDouble) {
   EXPECT_EQ(ItemSizeOfDtype("f4"), 0);
   auto bytes = [](std::initializer_list<int> v) {
     std::vector<std::byte> out;
-    for (int b : v)
+    for (int b : v) {
       out.push_back(static_cast<std::byte>(b));
+    }
     return out;
   };
   EXPECT_THAT(*ItemFromDouble("<i2", 2, -1), ::testing::Eq(bytes({0xFF, 0xFF})));

@@ -47,8 +47,9 @@ Array MakeArray(std::vector<int64_t> shape, std::string dtype, uint32_t seed) {
   Array a{std::move(shape), std::move(dtype), 0, {}};
   a.itemsize = ItemSizeOfDtype(a.dtype);
   int64_t n = 1;
-  for (int64_t s : a.shape)
+  for (int64_t s : a.shape) {
     n *= s;
+  }
   a.data.resize(static_cast<size_t>(n * a.itemsize));
   std::mt19937 rng(seed);
   uint64_t v = rng();
@@ -66,8 +67,9 @@ Array MakeArray(std::vector<int64_t> shape, std::string dtype, uint32_t seed) {
 std::vector<std::byte> Reference(const Array& a, const Box& box, std::span<const std::byte> pad) {
   const size_t n = a.shape.size();
   int64_t total = 1;
-  for (size_t d = 0; d < n; ++d)
+  for (size_t d = 0; d < n; ++d) {
     total *= std::max<int64_t>(0, box.stop[d] - box.start[d]);
+  }
   std::vector<std::byte> out(static_cast<size_t>(total * a.itemsize));
   std::vector<int64_t> idx(box.start);
   for (int64_t k = 0; k < total; ++k) {
@@ -106,13 +108,17 @@ std::vector<Box> FixedBoxes(const std::vector<int64_t>& shape) {
   Box whole{std::vector<int64_t>(shape.size(), 0), shape};
   boxes.push_back(whole);
   Box margin = whole;
-  for (size_t d = 0; d < shape.size(); ++d)
-    margin.start[d] = -2, margin.stop[d] += 3;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    margin.start[d] = -2;
+    margin.stop[d] += 3;
+  }
   boxes.push_back(margin);
   for (size_t d = 0; d < shape.size(); ++d) {
     Box before = whole, after = whole;
-    before.start[d] = -4, before.stop[d] = 0;
-    after.start[d] = shape[d], after.stop[d] = shape[d] + 2;
+    before.start[d] = -4;
+    before.stop[d] = 0;
+    after.start[d] = shape[d];
+    after.stop[d] = shape[d] + 2;
     boxes.push_back(before);
     boxes.push_back(after);
   }
@@ -133,8 +139,9 @@ void ExpectBoxesMatch(const NdArrayReader& reader, const Array& a, double pad_va
   ASSERT_OK_AND_ASSIGN(const auto pad, ItemFromDouble(a.dtype, a.itemsize, pad_value));
   std::vector<Box> boxes = FixedBoxes(a.shape);
   std::mt19937 rng(seed);
-  for (int i = 0; i < n_random; ++i)
+  for (int i = 0; i < n_random; ++i) {
     boxes.push_back(RandomBox(a.shape, rng));
+  }
   for (const Box& box : boxes) {
     ASSERT_OK_AND_ASSIGN(const auto got, reader.ReadBox(box, pad));
     ASSERT_TRUE(got == Reference(a, box, pad)) << "box " << BoxString(box);
@@ -215,7 +222,9 @@ TEST(FrameRoundTrip, RandomGeometries) {
       const int64_t s = 1 + rng() % (ndim == 1 ? 300 : (ndim == 2 ? 40 : 10));
       const auto c = static_cast<int32_t>(rng() % 4 == 0 ? s : 1 + rng() % s);
       const auto b = static_cast<int32_t>(rng() % 4 == 0 ? c : 1 + rng() % c);
-      g.shape.push_back(s), g.chunks.push_back(c), g.blocks.push_back(b);
+      g.shape.push_back(s);
+      g.chunks.push_back(c);
+      g.blocks.push_back(b);
     }
     SCOPED_TRACE("trial " + std::to_string(trial));
     const Array a = MakeArray(g.shape, trial % 2 ? "<i4" : "<u2", static_cast<uint32_t>(trial));
@@ -270,8 +279,9 @@ TEST(FrameRoundTrip, ScalarAndZeroSize) {
   const std::vector<std::byte> pad = {std::byte{0x34}, std::byte{0x12}};
   ASSERT_OK_AND_ASSIGN(const auto got, z.ReadBox(Box{{-1, -1, 0}, {2, 1, 3}}, pad));
   ASSERT_EQ(got.size(), 3u * 2 * 3 * 2);
-  for (size_t i = 0; i < got.size(); ++i)
+  for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i], pad[i % 2]) << i;
+  }
 }
 
 // All-zero chunks are stored as special offsets and come back as 32-byte zero chunks.
@@ -308,16 +318,19 @@ TEST(FrameRoundTrip, StridedDestinations) {
   ASSERT_OK_AND_ASSIGN(const auto pad, ItemFromDouble("<i2", 2, -1));
   std::mt19937 rng(5);
   std::vector<Box> boxes = FixedBoxes(a.shape);
-  for (int i = 0; i < 30; ++i)
+  for (int i = 0; i < 30; ++i) {
     boxes.push_back(RandomBox(a.shape, rng));
+  }
   boxes.push_back(Box{{0, 0, 0}, {8, 6, 6}});  // whole blocks: the direct-decode path
   BoxReadScratch scratch;
   for (const Box& box : boxes) {
     SCOPED_TRACE(BoxString(box));
     const std::vector<std::byte> want = Reference(a, box, pad);
     std::vector<int64_t> ext(3), big(3);
-    for (int d = 0; d < 3; ++d)
-      ext[d] = box.stop[d] - box.start[d], big[d] = ext[d] + 3;
+    for (int d = 0; d < 3; ++d) {
+      ext[d] = box.stop[d] - box.start[d];
+      big[d] = ext[d] + 3;
+    }
     // Window at (1, 2, 1) of a C-ordered buffer of extents ext + 3.
     std::vector<std::byte> buf(static_cast<size_t>(big[0] * big[1] * big[2] * 2), std::byte{0xAB});
     NdView window = NdView::Contiguous(buf.data(), big, 2);
@@ -500,7 +513,7 @@ TEST(FrameErrors, BadReadArguments) {
 // One reader, four threads, each with its own scratch, reading random boxes at once; for a
 // memory frame with DELTA (whole-chunk decode path), a mapped file and a sparse frame read
 // with pread. Run under ThreadSanitizer in CI.
-TEST(FrameConcurrency, FourThreadsShareOneReader) {
+TEST(ConcurrentFrameReads, FourThreadsShareOneReader) {
   TempDir dir;
   const Geometry g{{40, 50, 30}, {16, 20, 12}, {5, 7, 5}};
   const Array a = MakeArray(g.shape, "<u2", 77);
@@ -529,8 +542,9 @@ TEST(FrameConcurrency, FourThreadsShareOneReader) {
         for (int i = 0; i < 150; ++i) {
           const Box box = RandomBox(a.shape, rng);
           std::vector<int64_t> ext;
-          for (int d = 0; d < 3; ++d)
+          for (int d = 0; d < 3; ++d) {
             ext.push_back(box.stop[d] - box.start[d]);
+          }
           std::vector<std::byte> out(static_cast<size_t>(ext[0] * ext[1] * ext[2] * 2));
           const Status st =
               reader.ReadBox(box, NdView::Contiguous(out.data(), ext, 2), pad, scratch);
@@ -543,8 +557,9 @@ TEST(FrameConcurrency, FourThreadsShareOneReader) {
         }
       });
     }
-    for (auto& th : threads)
+    for (auto& th : threads) {
       th.join();
+    }
     EXPECT_EQ(reads.load(), 600);
     EXPECT_EQ(errors.load(), 0) << reader.frame().path();
     EXPECT_EQ(mismatches.load(), 0) << reader.frame().path();

@@ -37,8 +37,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("patchfeed_fgindex_test_" + std::to_string(getpid()) +
-                                         "_" + info->name());
+    path_ = fs::temp_directory_path() /
+            ("patchfeed_fgindex_test_" + std::to_string(getpid()) + "_" + info->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -179,6 +179,16 @@ TEST(ForegroundIndexTest, GivenKeysRegionsAndDtypes) {
       ASSERT_TRUE(map.At(v) == 2 || map.At(v) == -1);
     }
   }
+  // Overlapping keys (regions, or the annotated key beside the classes) share voxels.
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex overlap,
+                       ForegroundIndex::Build(dir / "seg.b2nd", {{2}, {2, -1}, {1, 2}}, 5));
+  EXPECT_EQ(overlap.counts(), (std::vector<int64_t>{125, 4125, 10000}));
+  const std::vector<std::set<int64_t>> allowed = {{2}, {2, -1}, {1, 2}};
+  for (int64_t key = 0; key < 3; ++key) {
+    for (const auto& v : VoxelsOf(overlap, key)) {
+      ASSERT_TRUE(allowed[key].contains(map.At(v))) << "key " << key;
+    }
+  }
   // (Z, Y, X) without a channel axis, unsigned.
   map.shape = {30, 40, 50};
   std::replace(map.labels.begin(), map.labels.end(), int64_t{-1}, int64_t{200});
@@ -246,6 +256,27 @@ TEST(ForegroundIndexTest, SavesLoadsAndCachesBesideTheSegmentation) {
   EXPECT_EQ(fresh.keys(), (std::vector<LabelSet>{{1}, {5}}));
 }
 
+TEST(ForegroundIndexTest, CachesSparseFrameDirectoriesToo) {
+  TempDir dir;
+  const LabelMap map = TestMap();
+  std::vector<std::byte> bytes(map.labels.size());
+  std::transform(map.labels.begin(), map.labels.end(), bytes.begin(),
+                 [](int64_t v) { return static_cast<std::byte>(v); });
+  codec::B2ndWriteOptions o;
+  o.chunkshape = {1, 7, 16, 16};
+  o.sparse = true;
+  const std::string seg = dir / "seg.b2frame";
+  ASSERT_OK(codec::WriteB2nd(seg, bytes, map.shape, "|i1", o));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::BuildOrLoad(seg, {}, 3));
+  EXPECT_EQ(built.counts(), (std::vector<int64_t>{10000, 125}));
+  const std::string cached = ForegroundIndex::PathFor(seg);
+  const auto stamp = fs::last_write_time(cached) - std::chrono::seconds(5);
+  fs::last_write_time(cached, stamp);
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::BuildOrLoad(seg, {}, 3));
+  EXPECT_EQ(loaded, built);
+  EXPECT_EQ(fs::last_write_time(cached), stamp);
+}
+
 std::vector<char> ReadAll(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
@@ -298,17 +329,17 @@ TEST(ForegroundIndexTest, CorruptFilesAreDataLossNamingTheFile) {
 
   // BuildOrLoad does not paper over a corrupt index either.
   TestMap().Write(dir / "seg.b2nd", "<i2");
-  WriteAll(ForegroundIndex::PathFor(dir / "seg.b2nd"), std::vector<char>(bytes.begin(),
-                                                                         bytes.begin() + 30));
-  EXPECT_THAT(ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1),
-              StatusIs(StatusCode::kDataLoss, AllOf(HasSubstr("seg.b2nd.fgindex"),
-                                                    HasSubstr("delete"))));
+  WriteAll(ForegroundIndex::PathFor(dir / "seg.b2nd"),
+           std::vector<char>(bytes.begin(), bytes.begin() + 30));
+  EXPECT_THAT(
+      ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1),
+      StatusIs(StatusCode::kDataLoss, AllOf(HasSubstr("seg.b2nd.fgindex"), HasSubstr("delete"))));
 }
 
 TEST(ForegroundIndexTest, CallerSuppliedLocations) {
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex nnunet_rows,
-                       ForegroundIndex::FromLocations({4, 5, 6}, {{1}, {2}},
-                                                      {{0, 1, 2, 3, 0, 3, 4, 5}, {}}, 4));
+  ASSERT_OK_AND_ASSIGN(
+      const ForegroundIndex nnunet_rows,
+      ForegroundIndex::FromLocations({4, 5, 6}, {{1}, {2}}, {{0, 1, 2, 3, 0, 3, 4, 5}, {}}, 4));
   EXPECT_EQ(nnunet_rows.counts(), (std::vector<int64_t>{2, 0}));
   EXPECT_EQ(*nnunet_rows.Voxel(0, 1), (std::vector<int64_t>{3, 4, 5}));
   EXPECT_THAT(nnunet_rows.Voxel(1, 0), StatusIs(StatusCode::kInvalidArgument, _));

@@ -1,8 +1,8 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// The counter-based generator (Random123's known answers, uniformity) and the sampler against
-// nnU-Net's rules (../shared/reference/nnunet-pipeline.md section 2): the forced-position
-// table, the DDP split and per-rank oversampling, get_bbox's bounds and forced boxes, class
-// and case choice. Distribution checks use fixed seeds and bounds of ~6 sigma: deterministic.
+// The sampler against nnU-Net's rules (../shared/reference/nnunet-pipeline.md section 2): the
+// forced-position table, the DDP split and per-rank oversampling, get_bbox's bounds and forced
+// boxes, class and case choice. Distribution checks use fixed seeds and bounds of ~6 sigma:
+// deterministic.
 
 #include "loader/sampler.h"
 
@@ -18,7 +18,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "loader/random.h"
+#include "tests/loader/distribution_checks.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace patchfeed::loader {
@@ -26,80 +26,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Pearson's statistic of `observed` against `probs`; asserts it is below dof + 6 sqrt(2 dof).
-void ExpectChiSquareOk(const std::vector<int64_t>& observed, const std::vector<double>& probs) {
-  double n = 0, chi2 = 0;
-  for (const int64_t o : observed) {
-    n += static_cast<double>(o);
-  }
-  int dof = -1;
-  for (size_t i = 0; i < observed.size(); ++i) {
-    if (probs[i] == 0) {
-      EXPECT_EQ(observed[i], 0) << "bin " << i;
-      continue;
-    }
-    const double e = n * probs[i];
-    chi2 += (static_cast<double>(observed[i]) - e) * (static_cast<double>(observed[i]) - e) / e;
-    ++dof;
-  }
-  EXPECT_LT(chi2, dof + 6 * std::sqrt(2.0 * dof)) << "dof " << dof;
-}
-
-TEST(CounterRngTest, PhiloxKnownAnswers) {  // Random123 kat_vectors, philox4x32 10 rounds
-  EXPECT_THAT(Philox4x32({0, 0, 0, 0}, {0, 0}),
-              ElementsAre(0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u));
-  const uint32_t f = 0xffffffffu;
-  EXPECT_THAT(Philox4x32({f, f, f, f}, {f, f}),
-              ElementsAre(0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu));
-  EXPECT_THAT(Philox4x32({0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
-                         {0xa4093822u, 0x299f31d0u}),
-              ElementsAre(0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u));
-}
-
-TEST(CounterRngTest, StreamsAreRecomputableAndDistinct) {
-  const StreamId base{.seed = 7, .epoch = 2, .batch = 9, .rank = 1, .position = 3, .stream = 4};
-  CounterRng a(base), b(base);
-  for (int i = 0; i < 10; ++i) {
-    EXPECT_EQ(a.NextU64(), b.NextU64());
-  }
-  const uint64_t first = CounterRng(base).NextU64();
-  for (int field = 0; field < 6; ++field) {
-    StreamId id = base;
-    switch (field) {
-      case 0: ++id.seed; break;
-      case 1: ++id.epoch; break;
-      case 2: ++id.batch; break;
-      case 3: ++id.rank; break;
-      case 4: ++id.position; break;
-      default: ++id.stream; break;
-    }
-    EXPECT_NE(CounterRng(id).NextU64(), first) << "field " << field;
-  }
-}
-
-TEST(CounterRngTest, UniformIntIsUnbiasedAndInRange) {
-  CounterRng rng(StreamId{.seed = 1});
-  std::vector<int64_t> bins(7);
-  for (int i = 0; i < 70000; ++i) {
-    const int64_t v = rng.UniformInt(-3, 3);
-    ASSERT_TRUE(v >= -3 && v <= 3);
-    ++bins[v + 3];
-  }
-  ExpectChiSquareOk(bins, std::vector<double>(7, 1.0 / 7));
-  EXPECT_EQ(rng.UniformInt(5, 5), 5);
-  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
-  (void)rng.UniformInt(lo, hi);  // full range: no rejection loop
-  const int64_t big = rng.UniformInt(0, (int64_t{1} << 62) + 1);  // threshold near 2^62
-  EXPECT_LE(big, (int64_t{1} << 62) + 1);
-  double sum = 0;
-  for (int i = 0; i < 100000; ++i) {
-    const double u = rng.UniformDouble();
-    ASSERT_TRUE(u >= 0 && u < 1);
-    sum += u;
-  }
-  EXPECT_NEAR(sum / 100000, 0.5, 6 * std::sqrt(1.0 / 12 / 100000));
-}
 
 SamplerConfig Config(int64_t batch, std::vector<int64_t> patch = {8, 8, 8}) {
   SamplerConfig c;
@@ -127,13 +53,12 @@ std::vector<SampleSpec> MustBatch(const Sampler& s, int64_t epoch, int64_t batch
 }
 
 TEST(SamplerTest, ForcedPositionsMatchNnunetTable) {  // reference section 2.3
-  const std::map<int64_t, int64_t> first_forced = {{1, 1},  {2, 1},  {3, 2},  {4, 3},  {5, 3},
-                                                   {6, 4},  {7, 5},  {8, 5},  {9, 6},  {10, 7},
+  const std::map<int64_t, int64_t> first_forced = {{1, 1},  {2, 1},  {3, 2},  {4, 3}, {5, 3},
+                                                   {6, 4},  {7, 5},  {8, 5},  {9, 6}, {10, 7},
                                                    {11, 7}, {12, 8}, {16, 11}};
   for (const auto& [b, first] : first_forced) {
     EXPECT_EQ(FirstForcedPosition(b, 0.33), first) << "B = " << b;
-    ASSERT_OK_AND_ASSIGN(const Sampler s, Sampler::Create(Config(b), Cases(3, {40, 40, 40},
-                                                                           {5})));
+    ASSERT_OK_AND_ASSIGN(const Sampler s, Sampler::Create(Config(b), Cases(3, {40, 40, 40}, {5})));
     const std::vector<SampleSpec> batch = MustBatch(s, 0, 0);
     for (int64_t j = 0; j < b; ++j) {
       EXPECT_EQ(batch[j].forced_foreground, j >= first) << "B = " << b << ", j = " << j;
@@ -355,8 +280,8 @@ TEST(SamplerTest, ForcedWithoutForegroundFallsBackToRandom) {
 TEST(SamplerTest, ClassesAreUniformAmongEligibleKeysAndVoxelsUniform) {
   SamplerConfig c = Config(1);
   c.oversample_foreground = 1.0;
-  ASSERT_OK_AND_ASSIGN(const Sampler s, Sampler::Create(c, Cases(1, {40, 40, 40}, {0, 10, 900,
-                                                                                   3})));
+  ASSERT_OK_AND_ASSIGN(const Sampler s,
+                       Sampler::Create(c, Cases(1, {40, 40, 40}, {0, 10, 900, 3})));
   std::vector<int64_t> classes(4), voxels(10);
   const ForegroundVoxelFn fn = [&voxels](int64_t, int64_t key, int64_t i) {
     if (key == 1) {
@@ -430,7 +355,8 @@ TEST(SamplerTest, RejectsBadConfigsAndReportsVoxelErrors) {
   c = Config(2);
   c.rank = 1;
   EXPECT_THAT(create(c), StatusIs(StatusCode::kInvalidArgument, HasSubstr("rank")));
-  EXPECT_THAT(create(Config(2), Cases(3, {40, 40})), StatusIs(StatusCode::kInvalidArgument, ::testing::_));
+  EXPECT_THAT(create(Config(2), Cases(3, {40, 40})),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::_));
   c = Config(2);
   c.need_to_pad = {1, -1, 0};
   EXPECT_THAT(create(c), StatusIs(StatusCode::kInvalidArgument, HasSubstr("need_to_pad")));
@@ -482,8 +408,7 @@ TEST(SamplerTest, ConcurrentBatchesMatchSequentialOnes) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (size_t k = t; k < got.size(); k += 4) {
-        got[k] = *s.Batch(static_cast<int64_t>(k) / 100, static_cast<int64_t>(k) % 100,
-                          FakeVoxel);
+        got[k] = *s.Batch(static_cast<int64_t>(k) / 100, static_cast<int64_t>(k) % 100, FakeVoxel);
       }
     });
   }

@@ -330,6 +330,7 @@ def chunk_field_cases(frame: bytes) -> dict[str, bytes]:
     """Structural damage to chunk 0 (every block of which a whole-array read needs)."""
     layout = FrameLayout(frame)
     pos, cbytes, info = stored_chunk(layout, 0)
+    assert not info["memcpyed"] and info["nblocks"] == 8, info  # has bstarts and streams
     streams = pos + 32 + 4 * info["nblocks"]
     scrambled = bytearray(frame)
     rng = random.Random(3)
@@ -351,9 +352,9 @@ def chunk_field_cases(frame: bytes) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("name", ["pf", "b2"])
 def test_corrupt_chunk(frames, tmp_path, cli_path, name):
-    """Damaged fields or streams of chunk 0: CorruptDataError naming the file and 'chunk 0'
-    (python-blosc2 writes memcpyed-free zstd chunks with DELTA, patchfeed lz4 ones); a box
-    that does not touch chunk 0 still reads."""
+    """Damaged fields or streams of chunk 0 (python-blosc2's zstd+DELTA chunk, patchfeed's lz4
+    one): CorruptDataError naming the file and 'chunk 0'; a box that does not touch chunk 0
+    still reads."""
     path = tmp_path / "c.b2nd"
     far = ([7, 6, 5], [13, 11, 9])
     for what, bad in chunk_field_cases(frames[name]).items():

@@ -25,6 +25,7 @@ from frame_testlib import (
     FILTERS,
     GEOMETRY,
     SPLITS,
+    FrameLayout,
     assert_same,
     blosc2_write,
     check_reads,
@@ -187,21 +188,28 @@ def test_zeros_partially_written(tmp_path, contiguous):
     check_reads(path, want, seed=11, n_random=24)
 
 
-def test_empty_with_whole_chunks_written(tmp_path):
-    """blosc2.empty with whole chunks written (one interior, one edge chunk): the others stay
-    uninitialized special offsets and read as zeros."""
+@pytest.mark.parametrize(
+    "make,marker,fill",
+    [("empty", 0x81, 0.0), ("uninit", 0x84, 0.0), ("nans", 0x82, np.nan), ("zeros", 0x81, 0.0)],
+)
+def test_special_offsets(tmp_path, make, marker, fill):
+    """blosc2.empty/uninit/nans/zeros with whole chunks written (one interior, one edge chunk):
+    the other chunks stay special offsets (0x81 zeros, 0x84 uninitialized, 0x82 NaN, checked
+    in the file) and read as zeros (uninitialized too) or NaN."""
     shape, chunks, blocks = (10, 12), (4, 5), (3, 2)
     path = tmp_path / "e.b2nd"
-    arr = blosc2.empty(
+    arr = getattr(blosc2, make)(
         shape, dtype=np.float32, chunks=chunks, blocks=blocks, urlpath=str(path), mode="w"
     )
-    want = np.zeros(shape, np.float32)
+    want = np.full(shape, fill, np.float32)
     for region in ((slice(4, 8), slice(5, 10)), (slice(8, 10), slice(10, 12))):
         vals = make_values("<f4", want[region].shape, seed=3)
         arr[region] = vals
         want[region] = vals
-    assert sum(special_offsets(arr)) == 9 - 2
     del arr
+    offsets = FrameLayout(path.read_bytes()).offsets
+    special = [(o & (1 << 64) - 1) >> 56 for o in offsets if o < 0]
+    assert special == [marker] * 7, [hex(o & (1 << 64) - 1) for o in offsets]
     check_reads(path, want, seed=12, n_random=24)
 
 

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 import numpy as np
 
 from patchfeed import _core
+
+
+def _parse_dtype(raw: bytes, path: str) -> np.dtype:
+    """NumPy dtype from a b2nd dtype string: `dtype.str` ('<f4'), or for structured dtypes the
+    repr of the field list, as python-blosc2 writes them."""
+    try:
+        text = raw.decode("ascii")
+        try:
+            return np.dtype(text)
+        except TypeError:
+            return np.dtype(ast.literal_eval(text))
+    except (UnicodeDecodeError, TypeError, ValueError, SyntaxError) as e:
+        raise _core.CorruptDataError(
+            f"{path}: the b2nd metalayer holds an invalid dtype {raw!r}") from e
 
 
 class NdArray:
@@ -15,7 +30,11 @@ class NdArray:
     def __init__(self, path: str, io: str = "mmap") -> None:
         self._reader = _core.NdArrayReader(str(path), io)
         self.shape = tuple(self._reader.shape)
-        self.dtype = np.dtype(self._reader.dtype)
+        self.dtype = _parse_dtype(self._reader.dtype, str(path))
+        if self.dtype.itemsize != self._reader.itemsize:
+            raise _core.CorruptDataError(
+                f"{path}: dtype {self.dtype} does not match the stored item size "
+                f"{self._reader.itemsize}")
         self.chunks = tuple(self._reader.chunks)
         self.blocks = tuple(self._reader.blocks)
 
@@ -56,7 +75,9 @@ def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequ
                codec: str = "zstd", clevel: int = 5, filters: Sequence[str] = ("shuffle",),
                splitmode: str = "auto", sparse: bool = False) -> None:
     """Writes `array` as a `.b2nd` frame readable by python-blosc2."""
-    array = np.ascontiguousarray(array)
-    _core.write_b2nd(str(path), array.reshape(-1).view(np.uint8), list(array.shape),
-                     array.dtype.str, list(chunks), list(blocks), codec, clevel, list(filters),
-                     splitmode, sparse)
+    array = np.require(array, requirements="C")  # keeps 0-d arrays 0-d, unlike ascontiguousarray
+    # python-blosc2 stores simple dtypes as dtype.str, structured ones as str(dtype).
+    dtype = array.dtype.str if array.dtype.fields is None else str(array.dtype)
+    _core.write_b2nd(str(path), array.reshape(-1).view(np.uint8), list(array.shape), dtype,
+                     list(chunks), list(blocks), codec, clevel, list(filters), splitmode, sparse,
+                     array.dtype.itemsize)
