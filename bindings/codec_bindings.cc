@@ -19,8 +19,7 @@ namespace patchfeed::internal_python {
 namespace {
 
 std::span<const std::byte> BytesOf(const py::buffer_info& info) {
-  return {static_cast<const std::byte*>(info.ptr),
-          static_cast<size_t>(info.size * info.itemsize)};
+  return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize)};
 }
 
 template <typename T>
@@ -30,10 +29,14 @@ T ValueOrThrow(Result<T> r) {
 }
 
 codec::SplitMode SplitModeOf(const std::string& s) {
-  if (s == "auto") return codec::SplitMode::kAuto;
-  if (s == "always") return codec::SplitMode::kAlways;
-  if (s == "never") return codec::SplitMode::kNever;
-  if (s == "forward_compat") return codec::SplitMode::kForwardCompat;
+  if (s == "auto")
+    return codec::SplitMode::kAuto;
+  if (s == "always")
+    return codec::SplitMode::kAlways;
+  if (s == "never")
+    return codec::SplitMode::kNever;
+  if (s == "forward_compat")
+    return codec::SplitMode::kForwardCompat;
   throw py::value_error("unknown splitmode '" + s + "'");
 }
 
@@ -54,10 +57,9 @@ py::bytes Decompress(const py::buffer& data) {
   return out;
 }
 
-py::bytes Compress(const py::buffer& data, int typesize, const std::string& codec_name,
-                   int clevel, const std::vector<std::string>& filters,
-                   const std::vector<int>& filters_meta, const std::string& splitmode,
-                   int blocksize, bool blosc1, bool use_dict) {
+py::bytes Compress(const py::buffer& data, int typesize, const std::string& codec_name, int clevel,
+                   const std::vector<std::string>& filters, const std::vector<int>& filters_meta,
+                   const std::string& splitmode, int blocksize, bool blosc1, bool use_dict) {
   codec::EncodeOptions o;
   o.typesize = typesize;
   o.codec = ValueOrThrow(codec::ParseCodecName(codec_name));

@@ -49,7 +49,8 @@ py::bytes ReadBox(const codec::NdArrayReader& array, const std::vector<int64_t>&
                   const std::vector<int64_t>& stop, double pad) {
   const auto pad_item =
       ValueOrThrow(codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad));
-  if (start.size() != stop.size()) throw py::value_error("start and stop differ in length");
+  if (start.size() != stop.size())
+    throw py::value_error("start and stop differ in length");
   int64_t items = 1;
   std::vector<int64_t> shape;
   for (size_t d = 0; d < start.size(); ++d) {
@@ -72,14 +73,15 @@ py::bytes ReadBox(const codec::NdArrayReader& array, const std::vector<int64_t>&
 void WriteB2nd(const std::string& path, const py::buffer& data, const std::vector<int64_t>& shape,
                const std::string& dtype, const std::vector<int32_t>& chunks,
                const std::vector<int32_t>& blocks, const std::string& codec_name, int clevel,
-               const std::vector<std::string>& filters, const std::string& splitmode,
-               bool sparse, int64_t itemsize) {
+               const std::vector<std::string>& filters, const std::string& splitmode, bool sparse,
+               int64_t itemsize) {
   codec::B2ndWriteOptions o;
   o.chunkshape = chunks;
   o.blockshape = blocks;
   o.encode.codec = ValueOrThrow(codec::ParseCodecName(codec_name));
   o.encode.clevel = clevel;
-  if (filters.size() > codec::kMaxFilters) throw py::value_error("at most 6 filters");
+  if (filters.size() > codec::kMaxFilters)
+    throw py::value_error("at most 6 filters");
   for (size_t i = 0; i < filters.size(); ++i) {
     o.encode.filters[i] = ValueOrThrow(codec::ParseFilterName(filters[i]));
   }
@@ -111,10 +113,9 @@ void RegisterFrames(py::module_& m) {
            "Opens a .b2nd file or sparse frame directory.")
       .def_property_readonly("shape", [](const codec::NdArrayReader& a) { return a.meta().shape; })
       // Bytes, not str: the dtype string is untrusted file content (the package parses it).
-      .def_property_readonly("dtype",
-                             [](const codec::NdArrayReader& a) { return py::bytes(a.meta().dtype); })
-      .def_property_readonly("path",
-                             [](const codec::NdArrayReader& a) { return a.frame().path(); })
+      .def_property_readonly(
+          "dtype", [](const codec::NdArrayReader& a) { return py::bytes(a.meta().dtype); })
+      .def_property_readonly("path", [](const codec::NdArrayReader& a) { return a.frame().path(); })
       .def_property_readonly("chunks",
                              [](const codec::NdArrayReader& a) { return a.meta().chunkshape; })
       .def_property_readonly("blocks",

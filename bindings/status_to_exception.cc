@@ -19,7 +19,8 @@ void RegisterExceptions(py::module_& m) {
 }
 
 void ThrowIfError(const Status& status) {
-  if (status.ok()) return;
+  if (status.ok())
+    return;
   const std::string msg(status.message());
   PyObject* type = PyExc_RuntimeError;
   switch (status.code()) {

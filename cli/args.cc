@@ -7,13 +7,15 @@ namespace patchfeed::cli {
 
 std::optional<std::string> ParsedArgs::Get(const std::string& name) const {
   auto it = options.find(name);
-  if (it == options.end() || it->second.empty()) return std::nullopt;
+  if (it == options.end() || it->second.empty())
+    return std::nullopt;
   return it->second.back();
 }
 
 Result<long long> ParsedArgs::GetInt(const std::string& name, long long fallback) const {
   const auto v = Get(name);
-  if (!v) return fallback;
+  if (!v)
+    return fallback;
   long long out = 0;
   const auto [ptr, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
   if (ec != std::errc() || ptr != v->data() + v->size()) {
@@ -39,11 +41,13 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       name = name.substr(0, eq);
     }
     if (flag_options.count(name)) {
-      if (value) return InvalidArgumentError("--" + name + " takes no value");
+      if (value)
+        return InvalidArgumentError("--" + name + " takes no value");
       parsed.flags.insert(name);
     } else if (value_options.count(name)) {
       if (!value) {
-        if (i + 1 >= args.size()) return InvalidArgumentError("--" + name + " needs a value");
+        if (i + 1 >= args.size())
+          return InvalidArgumentError("--" + name + " needs a value");
         value = args[++i];
       }
       parsed.options[name].push_back(*value);

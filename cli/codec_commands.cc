@@ -15,10 +15,14 @@ namespace patchfeed::cli {
 namespace {
 
 Result<codec::SplitMode> ParseSplitMode(const std::string& s) {
-  if (s == "auto") return codec::SplitMode::kAuto;
-  if (s == "always") return codec::SplitMode::kAlways;
-  if (s == "never") return codec::SplitMode::kNever;
-  if (s == "forward_compat") return codec::SplitMode::kForwardCompat;
+  if (s == "auto")
+    return codec::SplitMode::kAuto;
+  if (s == "always")
+    return codec::SplitMode::kAlways;
+  if (s == "never")
+    return codec::SplitMode::kNever;
+  if (s == "forward_compat")
+    return codec::SplitMode::kForwardCompat;
   return InvalidArgumentError("unknown --split '" + s +
                               "' (expected auto, always, never or forward_compat)");
 }
@@ -37,8 +41,10 @@ Status ParseFilters(const ParsedArgs& args, codec::EncodeOptions& o) {
     std::string name;
     while (std::getline(ss, name, ',')) {
       PATCHFEED_ASSIGN_OR_RETURN(const codec::Filter f, codec::ParseFilterName(name));
-      if (f == codec::Filter::kNone) continue;
-      if (slot >= o.filters.size()) return InvalidArgumentError("more than 6 filters");
+      if (f == codec::Filter::kNone)
+        continue;
+      if (slot >= o.filters.size())
+        return InvalidArgumentError("more than 6 filters");
       o.filters[slot++] = f;
     }
   }
@@ -53,15 +59,17 @@ Status RunCompress(const std::vector<std::string>& argv) {
       ParseArgs(argv, {"typesize", "codec", "clevel", "filter", "split", "blocksize"},
                 {"blosc1", "dict"}));
   if (args.positional.size() != 2) {
-    return InvalidArgumentError("usage: patchfeed compress IN OUT --typesize N --codec C "
-                                "--clevel L --filter F [--blosc1] [--split MODE] "
-                                "[--blocksize B] [--dict]");
+    return InvalidArgumentError(
+        "usage: patchfeed compress IN OUT --typesize N --codec C "
+        "--clevel L --filter F [--blosc1] [--split MODE] "
+        "[--blocksize B] [--dict]");
   }
   codec::EncodeOptions o;
   PATCHFEED_ASSIGN_OR_RETURN(const long long typesize, args.GetInt("typesize", 1));
   PATCHFEED_ASSIGN_OR_RETURN(const long long clevel, args.GetInt("clevel", 5));
   PATCHFEED_ASSIGN_OR_RETURN(const long long blocksize, args.GetInt("blocksize", 0));
-  if (typesize < 1 || typesize > (1 << 20)) return InvalidArgumentError("bad --typesize");
+  if (typesize < 1 || typesize > (1 << 20))
+    return InvalidArgumentError("bad --typesize");
   if (blocksize < 0 || blocksize > codec::kMaxBlockSize) {
     return InvalidArgumentError("bad --blocksize");
   }
@@ -74,10 +82,10 @@ Status RunCompress(const std::vector<std::string>& argv) {
   o.blosc1 = args.has_flag("blosc1");
   o.use_dict = args.has_flag("dict");
 
-  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> input,
-                             ReadWholeFile(args.positional[0]));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> input, ReadWholeFile(args.positional[0]));
   auto chunk = codec::CompressChunk(o, input);
-  if (!chunk.ok()) return chunk.status().WithContext(args.positional[0]);
+  if (!chunk.ok())
+    return chunk.status().WithContext(args.positional[0]);
   return WriteWholeFile(args.positional[1], *chunk);
 }
 
@@ -86,10 +94,10 @@ Status RunDecompress(const std::vector<std::string>& argv) {
   if (args.positional.size() != 2) {
     return InvalidArgumentError("usage: patchfeed decompress IN OUT");
   }
-  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> chunk,
-                             ReadWholeFile(args.positional[0]));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> chunk, ReadWholeFile(args.positional[0]));
   auto data = codec::DecompressChunk(chunk);
-  if (!data.ok()) return data.status().WithContext(args.positional[0]);
+  if (!data.ok())
+    return data.status().WithContext(args.positional[0]);
   return WriteWholeFile(args.positional[1], *data);
 }
 

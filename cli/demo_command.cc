@@ -145,7 +145,9 @@ Result<std::vector<int64_t>> ParseList(const std::string& text, size_t n) {
     out.push_back(v);
     pos = comma + 1;
   }
-  if (out.size() != n) return InvalidArgumentError("--patch needs " + std::to_string(n) + " values");
+  if (out.size() != n) {
+    return InvalidArgumentError("--patch needs " + std::to_string(n) + " values");
+  }
   return out;
 }
 
@@ -191,14 +193,18 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   const bool temporary = dir.empty();
   if (temporary) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "patchfeed_demo_XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) return IoError("cannot create a temporary folder");
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return IoError("cannot create a temporary folder");
+    }
     dir = tmpl;
   }
   struct Cleanup {
     std::string dir;
     ~Cleanup() {
       std::error_code ec;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+      if (!dir.empty()) {
+        std::filesystem::remove_all(dir, ec);
+      }
     }
   } cleanup{temporary && !args.has_flag("keep") ? dir : ""};
 
@@ -212,7 +218,9 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   PATCHFEED_ASSIGN_OR_RETURN(config.dataset, loader::WriteSyntheticDataset(dir, synth));
   int64_t file_bytes = 0;
   for (const auto& c : config.dataset.cases()) {
-    for (const auto& path : c.paths) file_bytes += static_cast<int64_t>(std::filesystem::file_size(path));
+    for (const auto& path : c.paths) {
+      file_bytes += static_cast<int64_t>(std::filesystem::file_size(path));
+    }
   }
   const auto image_shape = loader::SyntheticCaseShape(synth, 0);
   std::printf("  image (1, %lld, %lld, %lld) float32 + seg int16 per case (sizes vary), "
@@ -229,10 +237,15 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   config.num_threads = static_cast<int>(threads);
   const auto t_create = Clock::now();
   PATCHFEED_ASSIGN_OR_RETURN(auto ld, loader::Loader::Create(config));
-  std::printf("  loader: %d threads, %d-slot ring (%s), foreground indexes built, ready in %.2f s\n",
-              ld->num_threads(), config.num_slots,
-              ld->pinned() ? "pinned" : "plain memory: no CUDA runtime",
-              Seconds(Clock::now() - t_create));
+  int64_t slot_bytes = 0;
+  for (const loader::ArrayView& v : ld->array_layout()) {
+    slot_bytes += v.nbytes;
+  }
+  std::printf("  loader: %d threads, foreground indexes built, ready in %.2f s\n",
+              ld->num_threads(), Seconds(Clock::now() - t_create));
+  std::printf(
+      "  ring: %d slots of %.1f MB, %s\n", config.num_slots, static_cast<double>(slot_bytes) / 1e6,
+      ld->pinned() ? "pinned for CUDA" : ("plain memory (" + ld->unpinned_reason() + ")").c_str());
   std::printf("  batch: image (%lld, 1, %lld, %lld, %lld) <f4, seg (%lld, 1, ...) <i2; "
               "a third of the samples centred on foreground\n",
               batch, static_cast<long long>(patch[0]), static_cast<long long>(patch[1]),
@@ -243,10 +256,14 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   int64_t foreground = 0, labels = 0;
   for (long long step = 0; step < steps; ++step) {
     PATCHFEED_ASSIGN_OR_RETURN(loader::Lease lease, ld->Next());
-    if (step < 3) PATCHFEED_RETURN_IF_ERROR(VerifyBatch(lease, config.dataset, patch));
+    if (step < 3) {
+      PATCHFEED_RETURN_IF_ERROR(VerifyBatch(lease, config.dataset, patch));
+    }
     const loader::ArrayView* seg = lease.array("seg");
     const auto* p = reinterpret_cast<const int16_t*>(seg->data);
-    for (int64_t i = 0; i < seg->nbytes / 2; ++i) foreground += p[i] > 0;
+    for (int64_t i = 0; i < seg->nbytes / 2; ++i) {
+      foreground += p[i] > 0;
+    }
     labels += seg->nbytes / 2;
     if ((tty && (step + 1) % 10 == 0) || step + 1 == steps || (step + 1) % 100 == 0) {
       const double s = Seconds(Clock::now() - t0);
@@ -257,7 +274,9 @@ Status RunLoaderDemo(const ParsedArgs& args) {
     }
   }
   const double seconds = Seconds(Clock::now() - t0);
-  if (tty) std::printf("\n");
+  if (tty) {
+    std::printf("\n");
+  }
   const loader::LoaderMetrics m = ld->metrics();
   std::printf("  first 3 batches match single-threaded reads; foreground %.1f%% of patch voxels\n",
               100.0 * static_cast<double>(foreground) / static_cast<double>(labels));
@@ -283,7 +302,9 @@ Status RunDemo(const std::vector<std::string>& argv) {
       const ParsedArgs args,
       ParseArgs(argv, {"mb", "dir", "cases", "steps", "threads", "batch", "patch"},
                 {"codec", "keep"}));
-  if (args.has_flag("codec")) return RunCodecDemo(args);
+  if (args.has_flag("codec")) {
+    return RunCodecDemo(args);
+  }
   return RunLoaderDemo(args);
 }
 

@@ -18,24 +18,31 @@ Status ErrnoError(const std::string& what, const std::string& path) {
 
 Result<std::vector<std::byte>> ReadWholeFile(const std::string& path) {
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return ErrnoError("open", path);
+  if (f == nullptr)
+    return ErrnoError("open", path);
   std::vector<std::byte> data;
   std::byte buf[1 << 16];
   size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) data.insert(data.end(), buf, buf + n);
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0)
+    data.insert(data.end(), buf, buf + n);
   const bool failed = std::ferror(f) != 0;
-  if (f != stdin) std::fclose(f);
-  if (failed) return ErrnoError("read", path);
+  if (f != stdin)
+    std::fclose(f);
+  if (failed)
+    return ErrnoError("read", path);
   return data;
 }
 
 Status WriteWholeFile(const std::string& path, std::span<const std::byte> data) {
   std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return ErrnoError("open for writing", path);
+  if (f == nullptr)
+    return ErrnoError("open for writing", path);
   const size_t n = std::fwrite(data.data(), 1, data.size(), f);
   const bool failed = n != data.size() || std::fflush(f) != 0;
-  if (f != stdout && std::fclose(f) != 0) return ErrnoError("close", path);
-  if (failed) return ErrnoError("write", path);
+  if (f != stdout && std::fclose(f) != 0)
+    return ErrnoError("close", path);
+  if (failed)
+    return ErrnoError("write", path);
   return Status::Ok();
 }
 

@@ -35,13 +35,15 @@ std::string JsonString(const std::string& s) {
 template <typename T>
 std::string JsonList(const std::vector<T>& v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(v[i]);
   return out + "]";
 }
 
 std::string JsonStrings(const std::vector<std::string>& v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + JsonString(v[i]);
+  for (size_t i = 0; i < v.size(); ++i)
+    out += (i ? ", " : "") + JsonString(v[i]);
   return out + "]";
 }
 
@@ -64,12 +66,14 @@ Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>&
   codec::Box box;
   box.start.assign(shape.size(), 0);
   box.stop = shape;
-  if (spec.empty()) return box;
+  if (spec.empty())
+    return box;
   std::stringstream ss(spec);
   std::string part;
   size_t d = 0;
   while (std::getline(ss, part, ',')) {
-    if (d >= shape.size()) return InvalidArgumentError("--box has more ranges than dimensions");
+    if (d >= shape.size())
+      return InvalidArgumentError("--box has more ranges than dimensions");
     const auto colon = part.find(':');
     if (colon == std::string::npos) {
       return InvalidArgumentError("--box range '" + part + "' is not start:stop");
@@ -79,11 +83,13 @@ Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>&
       size_t used = 0;
       if (!a.empty()) {
         box.start[d] = std::stoll(a, &used);
-        if (used != a.size()) throw std::invalid_argument(a);
+        if (used != a.size())
+          throw std::invalid_argument(a);
       }
       if (!b.empty()) {
         box.stop[d] = std::stoll(b, &used);
-        if (used != b.size()) throw std::invalid_argument(b);
+        if (used != b.size())
+          throw std::invalid_argument(b);
       }
     } catch (const std::exception&) {
       return InvalidArgumentError("--box range '" + part + "' is not start:stop");
@@ -99,7 +105,8 @@ Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>&
 std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int64_t>& shape) {
   std::string dict = "{'descr': '" + dtype + "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) {
-    dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
+    dict +=
+        std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
   }
   dict += "), }";
   // Magic (6) + version (2) + length (2) + dict + padding + '\n', a multiple of 64 bytes.
@@ -108,10 +115,12 @@ std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int
   dict += '\n';
   std::vector<std::byte> h;
   const char magic[] = "\x93NUMPY\x01\x00";
-  for (int i = 0; i < 8; ++i) h.push_back(static_cast<std::byte>(magic[i]));
+  for (int i = 0; i < 8; ++i)
+    h.push_back(static_cast<std::byte>(magic[i]));
   h.push_back(static_cast<std::byte>(dict.size() & 0xFF));
   h.push_back(static_cast<std::byte>(dict.size() >> 8));
-  for (char c : dict) h.push_back(static_cast<std::byte>(c));
+  for (char c : dict)
+    h.push_back(static_cast<std::byte>(c));
   return h;
 }
 
@@ -119,18 +128,21 @@ std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int
 
 Status RunInfo(const std::vector<std::string>& argv) {
   PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {}, {}));
-  if (args.positional.size() != 1) return InvalidArgumentError("usage: patchfeed info FILE");
+  if (args.positional.size() != 1)
+    return InvalidArgumentError("usage: patchfeed info FILE");
   PATCHFEED_ASSIGN_OR_RETURN(const codec::FrameReader frame,
                              codec::FrameReader::Open(args.positional[0]));
   const codec::FrameInfo& f = frame.info();
   std::vector<std::string> filters, metalayers;
   std::vector<int> filters_meta;
   for (size_t i = 0; i < f.filters.size(); ++i) {
-    if (f.filters[i] == 0) continue;
+    if (f.filters[i] == 0)
+      continue;
     filters.push_back(codec::FilterName(f.filters[i]));
     filters_meta.push_back(f.filters_meta[i]);
   }
-  for (const auto& m : f.metalayers) metalayers.push_back(m.first);
+  for (const auto& m : f.metalayers)
+    metalayers.push_back(m.first);
   std::string json = "{\n";
   auto add = [&](const std::string& key, const std::string& value) {
     json += (json.size() > 2 ? ",\n" : "") + std::string("  ") + JsonString(key) + ": " + value;
@@ -166,11 +178,13 @@ Status RunRead(const std::vector<std::string>& argv) {
                              ParseArgs(argv, {"box", "pad", "out", "io"}, {"npy"}));
   const auto out_path = args.Get("out");
   if (args.positional.size() != 1 || !out_path) {
-    return InvalidArgumentError("usage: patchfeed read FILE [--box a:b,c:d,...] [--pad V] "
-                                "--out OUT|- [--npy] [--io mmap|pread]");
+    return InvalidArgumentError(
+        "usage: patchfeed read FILE [--box a:b,c:d,...] [--pad V] "
+        "--out OUT|- [--npy] [--io mmap|pread]");
   }
   const std::string io = args.Get("io").value_or("mmap");
-  if (io != "mmap" && io != "pread") return InvalidArgumentError("--io must be mmap or pread");
+  if (io != "mmap" && io != "pread")
+    return InvalidArgumentError("--io must be mmap or pread");
   codec::FrameOpenOptions options;
   options.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
   PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader array,
@@ -186,11 +200,13 @@ Status RunRead(const std::vector<std::string>& argv) {
     }
   }
   auto pad_item = codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad);
-  if (!pad_item.ok()) return pad_item.status().WithContext(args.positional[0]);
+  if (!pad_item.ok())
+    return pad_item.status().WithContext(args.positional[0]);
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<std::byte> data, array.ReadBox(box, *pad_item));
   if (args.has_flag("npy")) {
     std::vector<int64_t> shape;
-    for (size_t d = 0; d < box.start.size(); ++d) shape.push_back(box.stop[d] - box.start[d]);
+    for (size_t d = 0; d < box.start.size(); ++d)
+      shape.push_back(box.stop[d] - box.start[d]);
     std::vector<std::byte> npy = NpyHeader(array.meta().dtype, shape);
     npy.insert(npy.end(), data.begin(), data.end());
     data = std::move(npy);

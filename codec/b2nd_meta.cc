@@ -15,14 +15,17 @@ class Reader {
  public:
   explicit Reader(std::span<const std::byte> b) : b_(b) {}
   Result<uint8_t> Byte() {
-    if (pos_ >= b_.size()) return Truncated();
+    if (pos_ >= b_.size())
+      return Truncated();
     return static_cast<uint8_t>(b_[pos_++]);
   }
   template <typename T>
   Result<T> BE(uint8_t marker) {
     PATCHFEED_ASSIGN_OR_RETURN(const uint8_t m, Byte());
-    if (m != marker) return DataLossError("b2nd metalayer: unexpected msgpack byte");
-    if (pos_ + sizeof(T) > b_.size()) return Truncated();
+    if (m != marker)
+      return DataLossError("b2nd metalayer: unexpected msgpack byte");
+    if (pos_ + sizeof(T) > b_.size())
+      return Truncated();
     pos_ += sizeof(T);
     return LoadBE<T>(b_.data() + pos_ - sizeof(T));
   }
@@ -30,9 +33,11 @@ class Reader {
   /// array16 (0x90 + 16 is the fixstr marker 0xA0), so both forms are read.
   Result<int> ArrayHeader() {
     PATCHFEED_ASSIGN_OR_RETURN(const uint8_t m, Byte());
-    if (m >= 0x90 && m <= 0x90 + kMaxDims) return m - 0x90;
+    if (m >= 0x90 && m <= 0x90 + kMaxDims)
+      return m - 0x90;
     if (m == 0xDC) {
-      if (pos_ + 2 > b_.size()) return Truncated();
+      if (pos_ + 2 > b_.size())
+        return Truncated();
       pos_ += 2;
       return static_cast<int>(LoadBE<uint16_t>(b_.data() + pos_ - 2));
     }
@@ -41,7 +46,8 @@ class Reader {
   bool done() const { return pos_ >= b_.size(); }
   Result<std::string> Str32() {
     PATCHFEED_ASSIGN_OR_RETURN(const int32_t len, BE<int32_t>(0xDB));
-    if (len < 0 || pos_ + static_cast<size_t>(len) > b_.size()) return Truncated();
+    if (len < 0 || pos_ + static_cast<size_t>(len) > b_.size())
+      return Truncated();
     std::string s(reinterpret_cast<const char*>(b_.data() + pos_), static_cast<size_t>(len));
     pos_ += static_cast<size_t>(len);
     return s;
@@ -81,7 +87,8 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   m.version = version;
   for (int pass = 0; pass < 3; ++pass) {
     PATCHFEED_ASSIGN_OR_RETURN(const int n, r.ArrayHeader());
-    if (n != ndim) return DataLossError("b2nd metalayer: shape arrays disagree with ndim");
+    if (n != ndim)
+      return DataLossError("b2nd metalayer: shape arrays disagree with ndim");
     for (int d = 0; d < n; ++d) {
       if (pass == 0) {
         PATCHFEED_ASSIGN_OR_RETURN(const int64_t v, r.BE<int64_t>(0xD3));
@@ -102,8 +109,10 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   }
   for (int d = 0; d < ndim; ++d) {
     const auto i = static_cast<size_t>(d);
-    if (m.shape[i] < 0) return DataLossError("b2nd metalayer: negative shape");
-    if (m.shape[i] == 0) continue;  // an empty array; chunks and blocks are irrelevant
+    if (m.shape[i] < 0)
+      return DataLossError("b2nd metalayer: negative shape");
+    if (m.shape[i] == 0)
+      continue;  // an empty array; chunks and blocks are irrelevant
     if (m.chunkshape[i] <= 0 || m.blockshape[i] <= 0 || m.blockshape[i] > m.chunkshape[i]) {
       return DataLossError("b2nd metalayer: dimension " + std::to_string(d) + " has chunk " +
                            std::to_string(m.chunkshape[i]) + " and block " +
@@ -119,20 +128,24 @@ std::vector<std::byte> SerializeB2ndMeta(const B2ndMeta& m) {
   PutByte(out, static_cast<uint8_t>(m.version));
   PutByte(out, static_cast<uint8_t>(m.ndim()));
   PutArrayHeader(out, m.ndim());
-  for (int64_t v : m.shape) PutBE<int64_t>(out, 0xD3, v);
+  for (int64_t v : m.shape)
+    PutBE<int64_t>(out, 0xD3, v);
   PutArrayHeader(out, m.ndim());
-  for (int32_t v : m.chunkshape) PutBE<int32_t>(out, 0xD2, v);
+  for (int32_t v : m.chunkshape)
+    PutBE<int32_t>(out, 0xD2, v);
   PutArrayHeader(out, m.ndim());
-  for (int32_t v : m.blockshape) PutBE<int32_t>(out, 0xD2, v);
+  for (int32_t v : m.blockshape)
+    PutBE<int32_t>(out, 0xD2, v);
   PutByte(out, 0);  // dtype format: NumPy
   PutBE<int32_t>(out, 0xDB, static_cast<int32_t>(m.dtype.size()));
-  for (char c : m.dtype) PutByte(out, static_cast<uint8_t>(c));
+  for (char c : m.dtype)
+    PutByte(out, static_cast<uint8_t>(c));
   return out;
 }
 
 int64_t ItemSizeOfDtype(const std::string& dtype) {
-  if (dtype.size() < 3 || (dtype[0] != '<' && dtype[0] != '>' && dtype[0] != '|' &&
-                           dtype[0] != '=')) {
+  if (dtype.size() < 3 ||
+      (dtype[0] != '<' && dtype[0] != '>' && dtype[0] != '|' && dtype[0] != '=')) {
     return 0;
   }
   const char kind = dtype[1];
@@ -140,15 +153,18 @@ int64_t ItemSizeOfDtype(const std::string& dtype) {
   const char* begin = dtype.data() + 2;
   const char* end = dtype.data() + dtype.size();
   const auto [ptr, ec] = std::from_chars(begin, end, n);
-  if (ec != std::errc() || n <= 0) return 0;
-  if (ptr != end && !(kind == 'M' || kind == 'm')) return 0;  // datetime units follow
+  if (ec != std::errc() || n <= 0)
+    return 0;
+  if (ptr != end && !(kind == 'M' || kind == 'm'))
+    return 0;  // datetime units follow
   return kind == 'U' ? 4 * n : n;
 }
 
 Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t itemsize,
                                               double value) {
   std::vector<std::byte> item(static_cast<size_t>(itemsize));
-  if (value == 0.0) return item;
+  if (value == 0.0)
+    return item;
   const char kind = dtype.size() >= 2 ? dtype[1] : '?';
   const auto fail = [&]() {
     return InvalidArgumentError("cannot represent " + std::to_string(value) + " as dtype '" +
@@ -163,11 +179,13 @@ Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t 
   } else if (kind == 'f' && itemsize == 8) {
     std::memcpy(&bits, &value, 8);
   } else if ((kind == 'i' || kind == 'u' || kind == 'b') && itemsize <= 8) {
-    if (value != std::floor(value)) return fail();
+    if (value != std::floor(value))
+      return fail();
     const int nbits = static_cast<int>(itemsize * 8);
     if (kind == 'i') {
       const double lim = std::ldexp(1.0, nbits - 1);
-      if (value < -lim || value >= lim) return fail();
+      if (value < -lim || value >= lim)
+        return fail();
       bits = static_cast<uint64_t>(static_cast<int64_t>(value));
     } else {
       if (value < 0 || value >= std::ldexp(1.0, nbits) || (kind == 'b' && value > 1)) {
@@ -189,7 +207,8 @@ Result<NdGeometry> NdGeometry::Make(const B2ndMeta& meta, int64_t itemsize) {
   NdGeometry g;
   g.ndim = meta.ndim();
   g.itemsize = itemsize;
-  if (itemsize <= 0) return DataLossError("b2nd array with item size " + std::to_string(itemsize));
+  if (itemsize <= 0)
+    return DataLossError("b2nd array with item size " + std::to_string(itemsize));
   g.nchunks = 1;
   g.chunk_nitems = 1;
   g.block_nitems = 1;
@@ -221,7 +240,8 @@ Result<NdGeometry> NdGeometry::Make(const B2ndMeta& meta, int64_t itemsize) {
       return DataLossError("b2nd shape, chunks and blocks give sizes beyond the format's limits");
     }
   }
-  if (empty) g.nchunks = 0;
+  if (empty)
+    g.nchunks = 0;
   return g;
 }
 

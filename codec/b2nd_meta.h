@@ -53,9 +53,9 @@ struct NdGeometry {
   int ndim = 0;
   int64_t itemsize = 0;
   std::vector<int64_t> shape, chunkshape, blockshape;
-  std::vector<int64_t> chunks_per_dim;     ///< C_d = ceil(shape / chunk)
-  std::vector<int64_t> extchunk;           ///< chunk padded to whole blocks
-  std::vector<int64_t> blocks_per_chunk;   ///< B_d = extchunk / block
+  std::vector<int64_t> chunks_per_dim;    ///< C_d = ceil(shape / chunk)
+  std::vector<int64_t> extchunk;          ///< chunk padded to whole blocks
+  std::vector<int64_t> blocks_per_chunk;  ///< B_d = extchunk / block
   int64_t nchunks = 0;
   int64_t chunk_nitems = 0;  ///< items per (padded) chunk
   int64_t block_nitems = 0;  ///< items per block

@@ -35,14 +35,16 @@ int PlanBackward(const ChunkHeader& h, size_t size, FilterStep (&steps)[kMaxFilt
     switch (id) {
       case Filter::kShuffle: {
         const int32_t group = (meta != 0 && !h.is_blosc1_format()) ? meta : h.typesize;
-        if (group <= 1) break;
+        if (group <= 1)
+          break;
         steps[n++] = {id, group};
         ++*out_of_place;
         break;
       }
       case Filter::kBitShuffle: {
         const size_t elements = size / static_cast<size_t>(h.typesize);
-        if (h.is_blosc1_format() && (elements == 0 || elements % 8 != 0)) break;
+        if (h.is_blosc1_format() && (elements == 0 || elements % 8 != 0))
+          break;
         steps[n++] = {id, h.typesize};
         ++*out_of_place;
         break;
@@ -66,7 +68,8 @@ void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t 
   switch (h.special) {
     case SpecialValue::kNaN:
       if (h.typesize == 4) {
-        for (size_t i = 0; i + 4 <= size; i += 4) StoreLE<uint32_t>(dst + i, 0x7FC00000u);
+        for (size_t i = 0; i + 4 <= size; i += 4)
+          StoreLE<uint32_t>(dst + i, 0x7FC00000u);
       } else {
         for (size_t i = 0; i + 8 <= size; i += 8) {
           StoreLE<uint64_t>(dst + i, 0x7FF8000000000000ull);
@@ -98,7 +101,8 @@ void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t 
 }  // namespace
 
 std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
-  if (buf.size() < size) buf.resize(size);
+  if (buf.size() < size)
+    buf.resize(size);
   return buf.data();
 }
 
@@ -120,7 +124,8 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
   }
   const int32_t nstreams = h.block_nstreams(index);
   const size_t ne = size / static_cast<size_t>(nstreams);
-  if (ne == 0) return DataLossError("block is smaller than its stream count");
+  if (ne == 0)
+    return DataLossError("block is smaller than its stream count");
   for (int32_t s = 0; s < nstreams; ++s) {
     std::byte* out = dst + static_cast<size_t>(s) * ne;
     if (pos + 4 > cbytes) {
@@ -133,7 +138,8 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
       continue;
     }
     if (csize < 0) {  // a run of one non-zero byte, announced by a token
-      if (pos + 1 > cbytes) return DataLossError("stream " + std::to_string(s) + ": no token");
+      if (pos + 1 > cbytes)
+        return DataLossError("stream " + std::to_string(s) + ": no token");
       const auto token = static_cast<uint8_t>(base[pos]);
       pos += 1;
       if ((token & 0x1) == 0 || csize < -255) {
@@ -155,7 +161,8 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
       continue;
     }
     Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
-    if (!st.ok()) [[unlikely]] return st.WithContext("stream " + std::to_string(s));
+    if (!st.ok()) [[unlikely]]
+      return st.WithContext("stream " + std::to_string(s));
   }
   return Status::Ok();
 }
@@ -165,13 +172,13 @@ Status BlockDecoder::DecodeBlockWithRef(std::span<const std::byte> chunk, const 
                                         const std::byte* block0) {
   const size_t size = out.size();
   if (h.special != SpecialValue::kNone) {
-    FillSpecial(h, chunk, static_cast<size_t>(index) * static_cast<size_t>(h.blocksize),
-                out.data(), size);
+    FillSpecial(h, chunk, static_cast<size_t>(index) * static_cast<size_t>(h.blocksize), out.data(),
+                size);
     return Status::Ok();
   }
   if (h.memcpyed) {
-    std::memcpy(out.data(),
-                chunk.data() + h.header_size + static_cast<size_t>(index) * h.blocksize, size);
+    std::memcpy(out.data(), chunk.data() + h.header_size + static_cast<size_t>(index) * h.blocksize,
+                size);
     return Status::Ok();
   }
 
@@ -224,17 +231,20 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
   const std::byte* block0 = nullptr;
   if (index > 0 && h.is_regular()) {
     bool has_delta = false;
-    for (uint8_t f : h.filters) has_delta |= f == static_cast<uint8_t>(Filter::kDelta);
+    for (uint8_t f : h.filters)
+      has_delta |= f == static_cast<uint8_t>(Filter::kDelta);
     if (has_delta) {
       const size_t b0 = static_cast<size_t>(h.block_nbytes(0));
       std::byte* ref = Scratch(block0_, b0);
       Status st = DecodeBlockWithRef(chunk, h, 0, std::span<std::byte>(ref, b0), nullptr);
-      if (!st.ok()) return st.WithContext(BlockContext(0) + " (DELTA reference)");
+      if (!st.ok())
+        return st.WithContext(BlockContext(0) + " (DELTA reference)");
       block0 = ref;
     }
   }
   Status st = DecodeBlockWithRef(chunk, h, index, out, block0);
-  if (!st.ok()) [[unlikely]] return st.WithContext(BlockContext(index));
+  if (!st.ok()) [[unlikely]]
+    return st.WithContext(BlockContext(index));
   return st;
 }
 
@@ -242,10 +252,10 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
   PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
   if (out.size() < static_cast<size_t>(h.nbytes)) {
     return InvalidArgumentError("output of " + std::to_string(out.size()) +
-                                " bytes is smaller than the chunk's " +
-                                std::to_string(h.nbytes));
+                                " bytes is smaller than the chunk's " + std::to_string(h.nbytes));
   }
-  if (h.nbytes == 0) return Status::Ok();
+  if (h.nbytes == 0)
+    return Status::Ok();
   if (h.memcpyed && h.special == SpecialValue::kNone) {
     std::memcpy(out.data(), chunk.data() + h.header_size, static_cast<size_t>(h.nbytes));
     return Status::Ok();
@@ -260,7 +270,8 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
     const size_t offset = static_cast<size_t>(b) * static_cast<size_t>(h.blocksize);
     const auto dst = out.subspan(offset, static_cast<size_t>(h.block_nbytes(b)));
     Status st = DecodeBlockWithRef(chunk, h, b, dst, block0);
-    if (!st.ok()) [[unlikely]] return st.WithContext(BlockContext(b));
+    if (!st.ok()) [[unlikely]]
+      return st.WithContext(BlockContext(b));
   }
   return Status::Ok();
 }

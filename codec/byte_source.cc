@@ -16,7 +16,8 @@ namespace {
 Status ErrnoStatus(const std::string& name, const char* what) {
   const int err = errno;
   const std::string msg = name + ": " + what + ": " + std::strerror(err);
-  if (err == ENOENT) return NotFoundError(msg);
+  if (err == ENOENT)
+    return NotFoundError(msg);
   return IoError(msg);
 }
 
@@ -35,7 +36,8 @@ class FileSource final : public ByteSource {
   FileSource(std::string name, int fd, uint64_t size, const std::byte* map)
       : name_(std::move(name)), fd_(fd), size_(size), map_(map) {}
   ~FileSource() override {
-    if (map_ != nullptr) munmap(const_cast<std::byte*>(map_), size_);
+    if (map_ != nullptr)
+      munmap(const_cast<std::byte*>(map_), size_);
     close(fd_);
   }
   FileSource(const FileSource&) = delete;
@@ -45,25 +47,29 @@ class FileSource final : public ByteSource {
   uint64_t size() const override { return size_; }
 
   const std::byte* Data(uint64_t offset, size_t length) const override {
-    if (map_ == nullptr || !InRange(offset, length, size_)) return nullptr;
+    if (map_ == nullptr || !InRange(offset, length, size_))
+      return nullptr;
     return map_ + offset;
   }
 
   Status ReadAt(uint64_t offset, std::span<std::byte> out) const override {
-    if (!InRange(offset, out.size(), size_)) return RangeError(name_, offset, out.size(), size_);
+    if (!InRange(offset, out.size(), size_))
+      return RangeError(name_, offset, out.size(), size_);
     if (map_ != nullptr) {
       std::memcpy(out.data(), map_ + offset, out.size());
       return Status::Ok();
     }
     size_t done = 0;
     while (done < out.size()) {
-      const ssize_t n = pread(fd_, out.data() + done, out.size() - done,
-                              static_cast<off_t>(offset + done));
+      const ssize_t n =
+          pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
       if (n < 0) {
-        if (errno == EINTR) continue;
+        if (errno == EINTR)
+          continue;
         return ErrnoStatus(name_, "pread failed");
       }
-      if (n == 0) return RangeError(name_, offset, out.size(), offset + done);  // file shrank
+      if (n == 0)
+        return RangeError(name_, offset, out.size(), offset + done);  // file shrank
       done += static_cast<size_t>(n);
     }
     return Status::Ok();
@@ -102,16 +108,20 @@ class MemoryByteSource final : public ByteSource {
 
 Result<std::span<const std::byte>> ByteSource::Get(uint64_t offset, size_t length,
                                                    std::vector<std::byte>& scratch) const {
-  if (!InRange(offset, length, size())) return RangeError(name(), offset, length, size());
-  if (const std::byte* p = Data(offset, length)) return std::span<const std::byte>(p, length);
-  if (scratch.size() < length) scratch.resize(length);
+  if (!InRange(offset, length, size()))
+    return RangeError(name(), offset, length, size());
+  if (const std::byte* p = Data(offset, length))
+    return std::span<const std::byte>(p, length);
+  if (scratch.size() < length)
+    scratch.resize(length);
   PATCHFEED_RETURN_IF_ERROR(ReadAt(offset, std::span(scratch.data(), length)));
   return std::span<const std::byte>(scratch.data(), length);
 }
 
 Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mode) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(path, "cannot open");
+  if (fd < 0)
+    return ErrnoStatus(path, "cannot open");
   struct stat st;
   if (fstat(fd, &st) != 0) {
     Status s = ErrnoStatus(path, "cannot stat");

@@ -13,10 +13,10 @@
 namespace patchfeed::codec {
 namespace {
 
-constexpr int32_t kL1 = 32 * 1024;          // c-blosc2's block-size unit
-constexpr int32_t kBlosc2MinBuffer = 32;    // smaller chunks are stored raw (c-blosc2 >= 2.4)
-constexpr int32_t kBlosc1MinBuffer = 128;   // the same threshold in c-blosc 1.x
-constexpr int32_t kMaxSplits = 16;          // wider types are never split into streams
+constexpr int32_t kL1 = 32 * 1024;         // c-blosc2's block-size unit
+constexpr int32_t kBlosc2MinBuffer = 32;   // smaller chunks are stored raw (c-blosc2 >= 2.4)
+constexpr int32_t kBlosc1MinBuffer = 128;  // the same threshold in c-blosc 1.x
+constexpr int32_t kMaxSplits = 16;         // wider types are never split into streams
 constexpr uint8_t kFlagMemcpyed = 0x02;
 constexpr uint8_t kFlagDontSplit = 0x10;
 constexpr uint8_t kB2FlagDict = 0x01;
@@ -40,39 +40,46 @@ bool AllBytesEqual(const std::byte* p, size_t n) {
   std::memset(&pattern, static_cast<int>(first), sizeof(pattern));
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    if (LoadLE<uint64_t>(p + i) != pattern) return false;
+    if (LoadLE<uint64_t>(p + i) != pattern)
+      return false;
   }
   for (; i < n; ++i) {
-    if (p[i] != first) return false;
+    if (p[i] != first)
+      return false;
   }
   return true;
 }
 
 Status ValidateOptions(const EncodeOptions& o, size_t nbytes) {
-  if (o.typesize < 1) return InvalidArgumentError("typesize must be at least 1");
+  if (o.typesize < 1)
+    return InvalidArgumentError("typesize must be at least 1");
   if (o.clevel < 0 || o.clevel > 9) {
     return InvalidArgumentError("clevel " + std::to_string(o.clevel) + " is outside 0..9");
   }
-  if (o.blocksize < 0) return InvalidArgumentError("blocksize must not be negative");
-  if (o.blocksize > kMaxBlockSize) return InvalidArgumentError("blocksize exceeds the maximum");
+  if (o.blocksize < 0)
+    return InvalidArgumentError("blocksize must not be negative");
+  if (o.blocksize > kMaxBlockSize)
+    return InvalidArgumentError("blocksize exceeds the maximum");
   if (nbytes > static_cast<size_t>(kMaxChunkNbytes)) {
     return InvalidArgumentError("a chunk holds at most 2 GiB - 33 bytes");
   }
   if (o.blosc1) {
     int filters = 0;
     for (Filter f : o.filters) {
-      if (f == Filter::kNone) continue;
+      if (f == Filter::kNone)
+        continue;
       if (f != Filter::kShuffle && f != Filter::kBitShuffle) {
         return InvalidArgumentError("Blosc1 chunks support only shuffle or bitshuffle, not " +
                                     FilterName(static_cast<uint8_t>(f)));
       }
       ++filters;
     }
-    if (filters > 1) return InvalidArgumentError("Blosc1 chunks hold one filter at most");
-    if (o.use_dict) return InvalidArgumentError("Blosc1 chunks have no dictionaries");
+    if (filters > 1)
+      return InvalidArgumentError("Blosc1 chunks hold one filter at most");
+    if (o.use_dict)
+      return InvalidArgumentError("Blosc1 chunks have no dictionaries");
   }
-  if (o.use_dict && o.codec != Codec::kZstd && o.codec != Codec::kLZ4 &&
-      o.codec != Codec::kLZ4HC) {
+  if (o.use_dict && o.codec != Codec::kZstd && o.codec != Codec::kLZ4 && o.codec != Codec::kLZ4HC) {
     return InvalidArgumentError("dictionaries need zstd, lz4 or lz4hc");
   }
   if (HasFilter(o, Filter::kTruncPrec) && o.typesize != 4 && o.typesize != 8) {
@@ -81,8 +88,8 @@ Status ValidateOptions(const EncodeOptions& o, size_t nbytes) {
   // DELTA refers to block 0 as the encoder saw it but the decoder rebuilds it after every
   // filter is undone; a lossy filter in front would make the two differ.
   const auto trunc = std::find(o.filters.begin(), o.filters.end(), Filter::kTruncPrec);
-  if (trunc != o.filters.end() && std::find(trunc, o.filters.end(), Filter::kDelta) !=
-                                      o.filters.end()) {
+  if (trunc != o.filters.end() &&
+      std::find(trunc, o.filters.end(), Filter::kDelta) != o.filters.end()) {
     return InvalidArgumentError("put delta before trunc_prec in the filter pipeline");
   }
   return Status::Ok();
@@ -99,7 +106,8 @@ void WriteHeader(const EncodeOptions& o, uint8_t flags, int32_t nbytes, int32_t 
   StoreLE<int32_t>(dst + 4, nbytes);
   StoreLE<int32_t>(dst + 8, blocksize);
   StoreLE<int32_t>(dst + 12, cbytes);
-  if (o.blosc1) return;
+  if (o.blosc1)
+    return;
   for (int i = 0; i < kMaxFilters; ++i) {
     const auto slot = static_cast<size_t>(i);
     uint8_t meta = o.filters_meta[slot];
@@ -116,10 +124,13 @@ void WriteHeader(const EncodeOptions& o, uint8_t flags, int32_t nbytes, int32_t 
 
 uint8_t BaseFlags(const EncodeOptions& o, bool split) {
   uint8_t flags = static_cast<uint8_t>(static_cast<uint8_t>(FormatOf(o.codec)) << 5);
-  if (!split) flags |= kFlagDontSplit;
+  if (!split)
+    flags |= kFlagDontSplit;
   if (o.blosc1) {
-    if (HasFilter(o, Filter::kShuffle)) flags |= 0x01;
-    if (HasFilter(o, Filter::kBitShuffle)) flags |= 0x04;
+    if (HasFilter(o, Filter::kShuffle))
+      flags |= 0x01;
+    if (HasFilter(o, Filter::kBitShuffle))
+      flags |= 0x04;
   } else {
     flags |= 0x05;  // the extended-header marker; filters live in bytes 0x10-0x15
   }
@@ -130,7 +141,8 @@ uint8_t BaseFlags(const EncodeOptions& o, bool split) {
 
 bool SplitsBlocks(const EncodeOptions& o, int32_t blocksize) {
   const int32_t t = HeaderTypesize(o);
-  if (blocksize < t || blocksize % t != 0) return false;
+  if (blocksize < t || blocksize % t != 0)
+    return false;
   if (o.blosc1) {
     // c-blosc 1.x decoders split only under these conditions, whatever the flag says.
     const bool splittable = t <= kMaxSplits && blocksize / t >= kBlosc1MinBuffer;
@@ -161,14 +173,16 @@ bool SplitsBlocks(const EncodeOptions& o, int32_t blocksize) {
 
 int32_t ComputeBlocksize(const EncodeOptions& o, int32_t nbytes) {
   const int32_t typesize = o.typesize;
-  if (nbytes < typesize) return std::max(nbytes, 1);
+  if (nbytes < typesize)
+    return std::max(nbytes, 1);
   int32_t bs = nbytes;
   if (o.blocksize > 0) {
     bs = o.blocksize;
   } else {
     if (nbytes >= kL1) {
       bs = kL1;
-      if (IsHighRatioCodec(o.codec)) bs *= 2;
+      if (IsHighRatioCodec(o.codec))
+        bs *= 2;
       switch (o.clevel) {
         case 0:
           bs /= 4;
@@ -209,7 +223,8 @@ int32_t ComputeBlocksize(const EncodeOptions& o, int32_t nbytes) {
     }
   }
   bs = std::min(bs, nbytes);
-  if (bs > typesize) bs = bs / typesize * typesize;
+  if (bs > typesize)
+    bs = bs / typesize * typesize;
   return bs;
 }
 
@@ -219,7 +234,8 @@ Status ChunkEncoder::FilterBlock(const EncodeOptions& o, int32_t typesize,
   const std::byte* cur = chunk_src.data() + offset;
   auto next_buffer = [&]() {
     std::vector<std::byte>& buf = cur == scratch_a_.data() ? scratch_b_ : scratch_a_;
-    if (buf.size() < size) buf.resize(size);
+    if (buf.size() < size)
+      buf.resize(size);
     return buf.data();
   };
   const std::byte* delta_ref = chunk_src.data();
@@ -232,7 +248,8 @@ Status ChunkEncoder::FilterBlock(const EncodeOptions& o, int32_t typesize,
         continue;
       case Filter::kShuffle: {
         const int32_t group = (o.blosc1 || meta == 0) ? typesize : meta;
-        if (group <= 1) continue;
+        if (group <= 1)
+          continue;
         next = next_buffer();
         Shuffle(group, cur, next, size);
         break;
@@ -240,7 +257,8 @@ Status ChunkEncoder::FilterBlock(const EncodeOptions& o, int32_t typesize,
       case Filter::kBitShuffle: {
         const size_t elements = size / static_cast<size_t>(typesize);
         // c-blosc 1.x leaves blocks whose element count is not a multiple of 8 untouched.
-        if (o.blosc1 && (elements == 0 || elements % 8 != 0)) continue;
+        if (o.blosc1 && (elements == 0 || elements % 8 != 0))
+          continue;
         next = next_buffer();
         BitShuffle(typesize, cur, next, size);
         break;
@@ -283,7 +301,8 @@ Result<std::vector<std::byte>> ChunkEncoder::MakeDictionary(const EncodeOptions&
   // As c-blosc2: at most 5% of the chunk, trained with ZDICT on eight equal samples of the
   // filtered chunk. LZ4 uses the same bytes as a prefix dictionary.
   const size_t max_dict = std::min<size_t>(kMaxDictSize, nbytes / 20);
-  if (max_dict < 256) return std::vector<std::byte>{};
+  if (max_dict < 256)
+    return std::vector<std::byte>{};
   constexpr size_t kSamples = 8;  // the fewest zstd's trainer accepts
   const size_t sample = nbytes / kSamples;
   const std::vector<size_t> sizes(kSamples, sample);
@@ -317,16 +336,18 @@ Result<size_t> ChunkEncoder::Encode(const EncodeOptions& options, std::span<cons
     const int32_t cbytes = nbytes + header_size;
     WriteHeader(o, static_cast<uint8_t>(flags | kFlagMemcpyed), nbytes, blocksize, cbytes, 0,
                 dst.data());
-    if (nbytes > 0) std::memcpy(dst.data() + header_size, src.data(), src.size());
+    if (nbytes > 0)
+      std::memcpy(dst.data() + header_size, src.data(), src.size());
     return static_cast<size_t>(cbytes);
   };
   const int32_t min_buffer = o.blosc1 ? kBlosc1MinBuffer : kBlosc2MinBuffer;
-  if (o.clevel == 0 || nbytes < min_buffer) return store_raw();
+  if (o.clevel == 0 || nbytes < min_buffer)
+    return store_raw();
 
   const int32_t nblocks = (nbytes + blocksize - 1) / blocksize;
   const int32_t leftover = nbytes % blocksize;
-  const int64_t limit = std::min<int64_t>(static_cast<int64_t>(dst.size()),
-                                          int64_t{nbytes} + header_size);
+  const int64_t limit =
+      std::min<int64_t>(static_cast<int64_t>(dst.size()), int64_t{nbytes} + header_size);
   int64_t pos = header_size + int64_t{4} * nblocks;
   uint8_t blosc2_flags = 0;
 
@@ -356,7 +377,8 @@ Result<size_t> ChunkEncoder::Encode(const EncodeOptions& options, std::span<cons
     const size_t ne = size / static_cast<size_t>(nstreams);
     for (int32_t s = 0; s < nstreams; ++s) {
       const std::byte* stream = filtered + static_cast<size_t>(s) * ne;
-      if (pos + 5 > limit) return store_raw();
+      if (pos + 5 > limit)
+        return store_raw();
       // Constant streams cost a size word (and a token) in Blosc2; c-blosc 1.x cannot read it.
       if (!o.blosc1 && AllBytesEqual(stream, ne)) {
         const auto value = static_cast<uint8_t>(stream[0]);
@@ -373,12 +395,13 @@ Result<size_t> ChunkEncoder::Encode(const EncodeOptions& options, std::span<cons
       const int64_t room = std::min<int64_t>(static_cast<int64_t>(ne) - 1, limit - pos - 4);
       size_t csize = 0;
       if (room > 0) {
-        csize = streams_.Encode(o.codec, o.clevel, std::span(stream, ne),
-                                dst.subspan(static_cast<size_t>(pos + 4),
-                                            static_cast<size_t>(room)));
+        csize =
+            streams_.Encode(o.codec, o.clevel, std::span(stream, ne),
+                            dst.subspan(static_cast<size_t>(pos + 4), static_cast<size_t>(room)));
       }
       if (csize == 0 || csize >= ne) {  // incompressible: store the stream raw
-        if (pos + 4 + static_cast<int64_t>(ne) > limit) return store_raw();
+        if (pos + 4 + static_cast<int64_t>(ne) > limit)
+          return store_raw();
         std::memcpy(dst.data() + pos + 4, stream, ne);
         csize = ne;
       }

@@ -59,8 +59,7 @@ class ChunkEncoder {
                      std::span<const std::byte> chunk_src, size_t offset, size_t size,
                      const std::byte** filtered);
   Result<std::vector<std::byte>> MakeDictionary(const EncodeOptions& options, int32_t typesize,
-                                                std::span<const std::byte> src,
-                                                int32_t blocksize);
+                                                std::span<const std::byte> src, int32_t blocksize);
 
   StreamEncoder streams_;
   std::vector<std::byte> scratch_a_;

@@ -26,7 +26,8 @@ constexpr uint8_t kB2Flags2VarBlocks = 0x01;
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -125,16 +126,14 @@ Status CheckSpecial(ChunkHeader& h) {
       }
       if (h.nbytes % value_size != 0) {
         return DataLossError("repeated-value special chunk: nbytes " + std::to_string(h.nbytes) +
-                             " is not a multiple of the value size " +
-                             std::to_string(value_size));
+                             " is not a multiple of the value size " + std::to_string(value_size));
       }
       return Status::Ok();
     }
     case SpecialValue::kNone:
       break;
   }
-  return DataLossError("reserved special value " +
-                       std::to_string(static_cast<int>(h.special)));
+  return DataLossError("reserved special value " + std::to_string(static_cast<int>(h.special)));
 }
 
 }  // namespace
@@ -158,7 +157,8 @@ std::string_view CodecName(Codec codec) {
 Result<Codec> ParseCodecName(std::string_view name) {
   const std::string n = Lower(name);
   for (Codec c : {Codec::kBloscLZ, Codec::kLZ4, Codec::kLZ4HC, Codec::kZlib, Codec::kZstd}) {
-    if (n == CodecName(c)) return c;
+    if (n == CodecName(c))
+      return c;
   }
   return InvalidArgumentError("unknown codec '" + std::string(name) +
                               "' (expected blosclz, lz4, lz4hc, zlib or zstd)");
@@ -208,12 +208,18 @@ std::string FilterName(uint8_t filter_id) {
 
 Result<Filter> ParseFilterName(std::string_view name) {
   const std::string n = Lower(name);
-  if (n == "none" || n == "nofilter" || n == "noshuffle") return Filter::kNone;
-  if (n == "shuffle") return Filter::kShuffle;
-  if (n == "bitshuffle") return Filter::kBitShuffle;
-  if (n == "delta") return Filter::kDelta;
-  if (n == "trunc_prec") return Filter::kTruncPrec;
-  if (n == "bytedelta") return Filter::kByteDelta;
+  if (n == "none" || n == "nofilter" || n == "noshuffle")
+    return Filter::kNone;
+  if (n == "shuffle")
+    return Filter::kShuffle;
+  if (n == "bitshuffle")
+    return Filter::kBitShuffle;
+  if (n == "delta")
+    return Filter::kDelta;
+  if (n == "trunc_prec")
+    return Filter::kTruncPrec;
+  if (n == "bytedelta")
+    return Filter::kByteDelta;
   return InvalidArgumentError("unknown filter '" + std::string(name) +
                               "' (expected none, shuffle, bitshuffle, delta, trunc_prec or "
                               "bytedelta)");
@@ -238,11 +244,13 @@ Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk) {
 
 int32_t ChunkHeader::block_nstreams(int32_t index) const {
   // Only the flag counts, also with a dictionary: c-blosc2 3.x splits dictionary chunks.
-  if (dont_split || (leftover > 0 && index == nblocks - 1)) return 1;
+  if (dont_split || (leftover > 0 && index == nblocks - 1))
+    return 1;
   if (is_blosc1_format()) {
     // c-blosc 1.x also demands these, which keeps pre-1.11 buffers (written before the
     // dont-split flag existed) readable.
-    if (typesize > 16 || blocksize / typesize < 128) return 1;
+    if (typesize > 16 || blocksize / typesize < 128)
+      return 1;
   }
   return typesize;
 }
@@ -259,8 +267,10 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
   h.blocksize = sizes.blocksize;
   h.cbytes = sizes.cbytes;
 
-  if (h.version == 0) return DataLossError("chunk format version 0 is invalid");
-  if (h.typesize == 0) return DataLossError("chunk typesize is 0");
+  if (h.version == 0)
+    return DataLossError("chunk format version 0 is invalid");
+  if (h.typesize == 0)
+    return DataLossError("chunk typesize is 0");
   const bool extended = (h.flags & kFlagExtendedHeader) == kFlagExtendedHeader;
   h.header_size = extended ? kBlosc2HeaderSize : kBlosc1HeaderSize;
   if (h.cbytes < h.header_size) {
@@ -291,8 +301,9 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     h.blosc2_flags2 = static_cast<uint8_t>(p[0x1E]);
     h.blosc2_flags = static_cast<uint8_t>(p[0x1F]);
     if (h.blosc2_flags2 & kB2Flags2VarBlocks) {
-      return UnimplementedError("chunks with variable-length blocks (format version 6) are not "
-                                "supported");
+      return UnimplementedError(
+          "chunks with variable-length blocks (format version 6) are not "
+          "supported");
     }
     if (h.blosc2_flags2 != 0) {
       return UnimplementedError("unknown blosc2_flags2 bits 0x" +
@@ -307,15 +318,19 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     h.special = static_cast<SpecialValue>((h.blosc2_flags >> 4) & 0x7);
   } else {
     // Blosc1: filters implied by the flags, shuffle in slot 5 and delta in slot 4.
-    if (h.flags & kFlagShuffle) h.filters[5] = static_cast<uint8_t>(Filter::kShuffle);
-    if (h.flags & kFlagBitShuffle) h.filters[5] = static_cast<uint8_t>(Filter::kBitShuffle);
-    if (h.flags & kFlagDelta) h.filters[4] = static_cast<uint8_t>(Filter::kDelta);
+    if (h.flags & kFlagShuffle)
+      h.filters[5] = static_cast<uint8_t>(Filter::kShuffle);
+    if (h.flags & kFlagBitShuffle)
+      h.filters[5] = static_cast<uint8_t>(Filter::kBitShuffle);
+    if (h.flags & kFlagDelta)
+      h.filters[4] = static_cast<uint8_t>(Filter::kDelta);
   }
 
   if (h.special != SpecialValue::kNone) {
     PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
     // The block grid of a special chunk only matters to block-wise readers; keep it sane.
-    if (h.blocksize <= 0 || h.blocksize > h.nbytes) h.blocksize = h.nbytes;
+    if (h.blocksize <= 0 || h.blocksize > h.nbytes)
+      h.blocksize = h.nbytes;
   } else {
     if (h.nbytes > 0 && h.blocksize <= 0) {
       return DataLossError("blocksize " + std::to_string(h.blocksize) + " is not positive");
@@ -324,14 +339,16 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
       return DataLossError("blocksize " + std::to_string(h.blocksize) +
                            " exceeds the Blosc maximum");
     }
-    if (h.blocksize > h.nbytes) h.blocksize = h.nbytes;
+    if (h.blocksize > h.nbytes)
+      h.blocksize = h.nbytes;
   }
   if (h.nbytes > 0 && h.blocksize > 0) {
-    h.nblocks = static_cast<int32_t>((static_cast<int64_t>(h.nbytes) + h.blocksize - 1) /
-                                     h.blocksize);
+    h.nblocks =
+        static_cast<int32_t>((static_cast<int64_t>(h.nbytes) + h.blocksize - 1) / h.blocksize);
     h.leftover = h.nbytes % h.blocksize;
   }
-  if (h.special != SpecialValue::kNone) return h;
+  if (h.special != SpecialValue::kNone)
+    return h;
 
   if (h.memcpyed) {
     if (static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
@@ -355,7 +372,8 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
                          " block offsets do not fit in cbytes " + std::to_string(h.cbytes));
   }
   if (h.has_dict) {
-    if (bstarts_end + 4 > h.cbytes) return DataLossError("chunk is truncated in the dictionary");
+    if (bstarts_end + 4 > h.cbytes)
+      return DataLossError("chunk is truncated in the dictionary");
     const int32_t dsize = LoadLE<int32_t>(p + bstarts_end);
     if (dsize <= 0 || bstarts_end + 4 + dsize > h.cbytes) {
       return DataLossError("dictionary size " + std::to_string(dsize) +

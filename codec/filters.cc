@@ -86,7 +86,8 @@ void DeltaEncode(int32_t typesize, const std::byte* block0, const std::byte* src
       DeltaEncodeWords<uint64_t>(block0, src, dst, n);
       break;
   }
-  if (n * w < size && src != dst) std::memcpy(dst + n * w, src + n * w, size - n * w);
+  if (n * w < size && src != dst)
+    std::memcpy(dst + n * w, src + n * w, size - n * w);
 }
 
 void DeltaDecode(int32_t typesize, const std::byte* block0, std::byte* data, size_t size) {
@@ -121,7 +122,8 @@ void ByteDeltaEncode(int32_t streams, const std::byte* src, std::byte* dst, size
       prev = cur;
     }
   }
-  if (s * t < size && src != dst) std::memcpy(dst + s * t, src + s * t, size - s * t);
+  if (s * t < size && src != dst)
+    std::memcpy(dst + s * t, src + s * t, size - s * t);
 }
 
 void ByteDeltaDecode(int32_t streams, std::byte* data, size_t size) {
@@ -151,9 +153,8 @@ Status TruncatePrecision(int32_t typesize, int8_t precision_bits, const std::byt
   const int p = precision_bits;
   const int zeroed = p >= 0 ? mantissa_bits - p : -p;
   if (p > mantissa_bits || -p > mantissa_bits || zeroed >= mantissa_bits || zeroed < 0) {
-    return InvalidArgumentError("trunc_prec precision " + std::to_string(p) +
-                                " is outside the " + std::to_string(mantissa_bits) +
-                                "-bit mantissa");
+    return InvalidArgumentError("trunc_prec precision " + std::to_string(p) + " is outside the " +
+                                std::to_string(mantissa_bits) + "-bit mantissa");
   }
   const size_t w = static_cast<size_t>(typesize);
   const size_t n = size / w;
@@ -162,7 +163,8 @@ Status TruncatePrecision(int32_t typesize, int8_t precision_bits, const std::byt
   } else {
     TruncateWords<uint64_t>(~uint64_t{0} << zeroed, src, dst, n);
   }
-  if (n * w < size && src != dst) std::memcpy(dst + n * w, src + n * w, size - n * w);
+  if (n * w < size && src != dst)
+    std::memcpy(dst + n * w, src + n * w, size - n * w);
   return Status::Ok();
 }
 

@@ -90,7 +90,8 @@ Result<std::vector<std::pair<std::string, int32_t>>> ReadMetaIndex(MsgpackCursor
   PATCHFEED_RETURN_IF_ERROR(c.BE16().status());
   PATCHFEED_RETURN_IF_ERROR(c.Expect(0xDE));
   PATCHFEED_ASSIGN_OR_RETURN(const uint16_t n, c.BE16());
-  if (n > 64) return DataLossError("metalayer index lists " + std::to_string(n) + " entries");
+  if (n > 64)
+    return DataLossError("metalayer index lists " + std::to_string(n) + " entries");
   std::vector<std::pair<std::string, int32_t>> entries;
   for (uint16_t i = 0; i < n; ++i) {
     PATCHFEED_ASSIGN_OR_RETURN(std::string name, c.FixStr());
@@ -126,7 +127,8 @@ bool IsDirectory(const std::string& path) {
 
 const std::vector<std::byte>* FrameInfo::metalayer(std::string_view name) const {
   for (const auto& [n, content] : metalayers) {
-    if (n == name) return &content;
+    if (n == name)
+      return &content;
   }
   return nullptr;
 }
@@ -158,7 +160,8 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
     f.filters[static_cast<size_t>(i)] = U8(h, static_cast<size_t>(71 + i));
     f.filters_meta[static_cast<size_t>(i)] = U8(h, static_cast<size_t>(79 + i));
   }
-  if (f.compcode == 6) f.compcode = U8(h, 77);
+  if (f.compcode == 6)
+    f.compcode = U8(h, 77);
   f.use_dict = (U8(h, 85) & 0x01) != 0;
 
   if (f.version < 1 || f.version > 3) {
@@ -172,7 +175,8 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
     return DataLossError("header length " + std::to_string(f.header_len) +
                          " is inconsistent with frame length " + std::to_string(f.frame_len));
   }
-  if (f.typesize <= 0) return DataLossError("typesize " + std::to_string(f.typesize));
+  if (f.typesize <= 0)
+    return DataLossError("typesize " + std::to_string(f.typesize));
   if (f.nbytes < 0 || f.cbytes < 0 || f.chunksize < 0) {
     return DataLossError("negative sizes in the frame header");
   }
@@ -201,9 +205,10 @@ Status FrameReader::ReadOffsetsAndTrailer() {
     }
   }
   // Trailer: its length sits in the last 23 bytes.
-  PATCHFEED_ASSIGN_OR_RETURN(
-      const auto tail, source_->Get(f.frame_len - kTrailerTailLen, kTrailerTailLen, scratch));
-  if (U8(tail, 0) != 0xCE) return DataLossError("frame trailer is corrupt (no 0xCE marker)");
+  PATCHFEED_ASSIGN_OR_RETURN(const auto tail,
+                             source_->Get(f.frame_len - kTrailerTailLen, kTrailerTailLen, scratch));
+  if (U8(tail, 0) != 0xCE)
+    return DataLossError("frame trailer is corrupt (no 0xCE marker)");
   const uint32_t trailer_len = LoadBE<uint32_t>(tail.data() + 1);
   if (trailer_len < kMinTrailerLen || trailer_len > f.frame_len - kFixedHeaderLen) {
     return DataLossError("trailer length " + std::to_string(trailer_len) + " is impossible");
@@ -215,9 +220,11 @@ Status FrameReader::ReadOffsetsAndTrailer() {
     PATCHFEED_RETURN_IF_ERROR(c.Expect(0x94));
     c = MsgpackCursor(trailer, 2, "trailer");  // skip the version byte
     PATCHFEED_ASSIGN_OR_RETURN(const auto index, ReadMetaIndex(c));
-    for (const auto& entry : index) f.vlmetalayer_names.push_back(entry.first);
+    for (const auto& entry : index)
+      f.vlmetalayer_names.push_back(entry.first);
   }
-  if (f.nchunks == 0) return Status::Ok();
+  if (f.nchunks == 0)
+    return Status::Ok();
 
   const uint64_t offsets_start =
       static_cast<uint64_t>(f.header_len) + (f.sparse ? 0 : static_cast<uint64_t>(f.cbytes));
@@ -229,13 +236,15 @@ Status FrameReader::ReadOffsetsAndTrailer() {
       source_->Get(offsets_start, static_cast<size_t>(trailer_start - offsets_start), scratch));
   // Check the size the offsets chunk claims before decoding it: a 40-byte chunk can claim 2 GB.
   auto offsets_sizes = ReadChunkSizes(offsets_chunk);
-  if (!offsets_sizes.ok()) return offsets_sizes.status().WithContext("offsets chunk");
+  if (!offsets_sizes.ok())
+    return offsets_sizes.status().WithContext("offsets chunk");
   if (offsets_sizes->nbytes != f.nchunks * 8) {
     return DataLossError("offsets chunk holds " + std::to_string(offsets_sizes->nbytes / 8) +
                          " entries for " + std::to_string(f.nchunks) + " chunks");
   }
   auto decoded = DecompressChunk(offsets_chunk);
-  if (!decoded.ok()) return decoded.status().WithContext("offsets chunk");
+  if (!decoded.ok())
+    return decoded.status().WithContext("offsets chunk");
   if (decoded->size() != static_cast<size_t>(f.nchunks) * 8) {
     return DataLossError("offsets chunk holds " + std::to_string(decoded->size() / 8) +
                          " entries for " + std::to_string(f.nchunks) + " chunks");
@@ -251,8 +260,7 @@ Status FrameReader::ReadOffsetsAndTrailer() {
       }
     } else if (!f.sparse && off + kBlosc1HeaderSize > f.cbytes) {
       return DataLossError("chunk " + std::to_string(i) + ": offset " + std::to_string(off) +
-                           " lies outside the chunk data (" + std::to_string(f.cbytes) +
-                           " bytes)");
+                           " lies outside the chunk data (" + std::to_string(f.cbytes) + " bytes)");
     }
   }
   return Status::Ok();
@@ -273,8 +281,10 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) 
     st = DataLossError("frame is truncated: header says " + std::to_string(r.info_.frame_len) +
                        " bytes, the file has " + std::to_string(r.source_->size()));
   }
-  if (st.ok()) st = r.ReadOffsetsAndTrailer();
-  if (!st.ok()) return st.WithContext(r.path_);
+  if (st.ok())
+    st = r.ReadOffsetsAndTrailer();
+  if (!st.ok())
+    return st.WithContext(r.path_);
   return r;
 }
 
@@ -327,18 +337,21 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
     char name[32];
     std::snprintf(name, sizeof(name), "/%08llX.chunk", static_cast<unsigned long long>(off));
     auto file = OpenFile(path_ + name, IoMode::kPread);
-    if (!file.ok()) return file.status().WithContext(ChunkContext(index));
+    if (!file.ok())
+      return file.status().WithContext(ChunkContext(index));
     const uint64_t size = (*file)->size();
     scratch.resize(size);
     Status st = (*file)->ReadAt(0, scratch);
-    if (!st.ok()) return st.WithContext(ChunkContext(index));
+    if (!st.ok())
+      return st.WithContext(ChunkContext(index));
     bytes = std::span<const std::byte>(scratch.data(), size);
   } else {
     const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
     // The chunk's own header says how long it is.
     std::byte head[kBlosc1HeaderSize];
     Status st = source_->ReadAt(pos, head);
-    if (!st.ok()) return st.WithContext(ChunkContext(index));
+    if (!st.ok())
+      return st.WithContext(ChunkContext(index));
     const int32_t cbytes = LoadLE<int32_t>(head + 12);
     if (cbytes < kBlosc1HeaderSize || off + cbytes > info_.cbytes) {
       return DataLossError(ChunkContext(index) + ": its " + std::to_string(cbytes) +
@@ -346,7 +359,8 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
                            " run past the chunk data section");
     }
     bytes = source_->Get(pos, static_cast<size_t>(cbytes), scratch);
-    if (!bytes.ok()) return bytes.status().WithContext(ChunkContext(index));
+    if (!bytes.ok())
+      return bytes.status().WithContext(ChunkContext(index));
   }
   return bytes;
 }

@@ -77,8 +77,7 @@ class FrameReader {
   /// ParseChunkHeader). Points into the mapping when the file is mapped; otherwise the chunk is
   /// read into `scratch`. Chunks coded in the offsets (zeros, NaN, uninitialized) come back as
   /// a synthesized 32-byte special chunk in `scratch`. Thread-safe.
-  Result<std::span<const std::byte>> GetChunk(int64_t index,
-                                              std::vector<std::byte>& scratch) const;
+  Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch) const;
 
   /// Context for errors about chunk `index`: "<path>: chunk <index>".
   std::string ChunkContext(int64_t index) const;

@@ -54,13 +54,16 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
   meta.shape = shape;
   meta.dtype = dtype;
   const int n = meta.ndim();
-  if (n > kMaxDims) return InvalidArgumentError("more than 16 dimensions");
+  if (n > kMaxDims)
+    return InvalidArgumentError("more than 16 dimensions");
   meta.chunkshape = options.chunkshape;
   meta.blockshape = options.blockshape;
   if (meta.chunkshape.empty()) {
-    for (int64_t s : shape) meta.chunkshape.push_back(static_cast<int32_t>(std::max<int64_t>(s, 1)));
+    for (int64_t s : shape)
+      meta.chunkshape.push_back(static_cast<int32_t>(std::max<int64_t>(s, 1)));
   }
-  if (meta.blockshape.empty()) meta.blockshape = meta.chunkshape;
+  if (meta.blockshape.empty())
+    meta.blockshape = meta.chunkshape;
   if (static_cast<int>(meta.chunkshape.size()) != n ||
       static_cast<int>(meta.blockshape.size()) != n) {
     return InvalidArgumentError("chunk and block shapes need one entry per dimension");
@@ -74,10 +77,12 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
     }
   }
   const int64_t itemsize = options.itemsize > 0 ? options.itemsize : ItemSizeOfDtype(dtype);
-  if (itemsize <= 0) return InvalidArgumentError("unsupported dtype '" + dtype + "'");
+  if (itemsize <= 0)
+    return InvalidArgumentError("unsupported dtype '" + dtype + "'");
   PATCHFEED_ASSIGN_OR_RETURN(const NdGeometry g, NdGeometry::Make(meta, itemsize));
   int64_t items = 1;
-  for (int64_t s : shape) items *= s;
+  for (int64_t s : shape)
+    items *= s;
   if (static_cast<int64_t>(data.size()) != items * itemsize) {
     return InvalidArgumentError("data holds " + std::to_string(data.size()) + " bytes, the shape " +
                                 std::to_string(items * itemsize));
@@ -98,13 +103,16 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
   const int64_t block_bytes = g.block_nitems * itemsize;
   Index zero{};
   Index qlo{}, qhi{};
-  for (int d = 0; d < n; ++d) qhi[static_cast<size_t>(d)] = g.chunks_per_dim[static_cast<size_t>(d)];
-  if (g.nchunks == 0) return out;
+  for (int d = 0; d < n; ++d)
+    qhi[static_cast<size_t>(d)] = g.chunks_per_dim[static_cast<size_t>(d)];
+  if (g.nchunks == 0)
+    return out;
   PATCHFEED_RETURN_IF_ERROR(ForEachIndex(n, qlo.data(), qhi.data(), [&](const Index& q) -> Status {
     // Gather the chunk in block order; padding stays zero, as c-blosc2 writes it.
     std::fill(padded.begin(), padded.end(), std::byte{0});
     Index klo{}, khi{};
-    for (int d = 0; d < n; ++d) khi[static_cast<size_t>(d)] = g.blocks_per_chunk[static_cast<size_t>(d)];
+    for (int d = 0; d < n; ++d)
+      khi[static_cast<size_t>(d)] = g.blocks_per_chunk[static_cast<size_t>(d)];
     int64_t nblock = 0;
     (void)ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
       Index blo{}, ilo{}, ihi{};
@@ -116,12 +124,13 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
         ihi[i] = std::min({blo[i] + g.blockshape[i], chunk_start + g.chunkshape[i], g.shape[i]});
       }
       bool any = true;
-      for (int d = 0; d < n; ++d) any &= ilo[static_cast<size_t>(d)] < ihi[static_cast<size_t>(d)];
+      for (int d = 0; d < n; ++d)
+        any &= ilo[static_cast<size_t>(d)] < ihi[static_cast<size_t>(d)];
       if (any) {
-        NdView block = NdView::Contiguous(padded.data() + nblock * block_bytes, g.blockshape,
-                                          itemsize);
-        CopyRegion(n, itemsize, ilo.data(), ihi.data(), data.data(), zero.data(),
-                   g.shape.data(), block, blo.data());
+        NdView block =
+            NdView::Contiguous(padded.data() + nblock * block_bytes, g.blockshape, itemsize);
+        CopyRegion(n, itemsize, ilo.data(), ihi.data(), data.data(), zero.data(), g.shape.data(),
+                   block, blo.data());
       }
       ++nblock;
       return Status::Ok();
@@ -132,8 +141,7 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
     if (zeros) {
       out.offsets.push_back(kSpecialZerosOffset);
     } else {
-      out.offsets.push_back(byte_offsets ? out.cbytes
-                                         : static_cast<int64_t>(out.stored.size()));
+      out.offsets.push_back(byte_offsets ? out.cbytes : static_cast<int64_t>(out.stored.size()));
       out.stored.emplace_back(encoded.begin(), encoded.begin() + static_cast<ptrdiff_t>(size));
       out.cbytes += static_cast<int64_t>(size);
     }
@@ -147,7 +155,7 @@ std::vector<std::byte> FrameHeader(const EncodedArray& a, const EncodeOptions& e
   std::vector<std::byte> h;
   Put(h, 0x9E);
   Put(h, 0xA8);
-  PutBytes(h, "b2frame", 8);  // with its terminating zero
+  PutBytes(h, "b2frame", 8);   // with its terminating zero
   PutBE<int32_t>(h, 0xD2, 0);  // header_len, patched below
   PutBE<uint64_t>(h, 0xCF, frame_len);
   Put(h, 0xA4);
@@ -165,10 +173,12 @@ std::vector<std::byte> FrameHeader(const EncodedArray& a, const EncodeOptions& e
   Put(h, 0xC2);  // no variable-length metalayers
   Put(h, 0xD8);
   Put(h, kMaxFilters);
-  for (Filter f : eo.filters) Put(h, static_cast<uint8_t>(f));
+  for (Filter f : eo.filters)
+    Put(h, static_cast<uint8_t>(f));
   Put(h, static_cast<uint8_t>(eo.codec));
   Put(h, 0);
-  for (uint8_t m : eo.filters_meta) Put(h, m);
+  for (uint8_t m : eo.filters_meta)
+    Put(h, m);
   Put(h, 0);
   Put(h, 0);
   // Metalayers: an index {"b2nd": offset} then the contents.
@@ -205,7 +215,8 @@ std::vector<std::byte> Trailer() {
 }
 
 Result<std::vector<std::byte>> OffsetsChunk(const std::vector<int64_t>& offsets) {
-  if (offsets.empty()) return std::vector<std::byte>{};
+  if (offsets.empty())
+    return std::vector<std::byte>{};
   EncodeOptions o;  // c-blosc2 uses BloscLZ with SHUFFLE; any codec reads the same
   o.codec = Codec::kLZ4;
   o.typesize = 8;
@@ -227,7 +238,8 @@ Result<std::vector<std::byte>> AssembleFrame(const EncodedArray& a, const Encode
   std::vector<std::byte> frame = std::move(header);
   frame.reserve(frame_len);
   if (!sparse) {
-    for (const auto& c : a.stored) frame.insert(frame.end(), c.begin(), c.end());
+    for (const auto& c : a.stored)
+      frame.insert(frame.end(), c.begin(), c.end());
   }
   frame.insert(frame.end(), offsets.begin(), offsets.end());
   frame.insert(frame.end(), trailer.begin(), trailer.end());
@@ -236,10 +248,12 @@ Result<std::vector<std::byte>> AssembleFrame(const EncodedArray& a, const Encode
 
 Status WriteFile(const std::string& path, std::span<const std::byte> bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return IoError(path + ": cannot create: " + std::strerror(errno));
+  if (f == nullptr)
+    return IoError(path + ": cannot create: " + std::strerror(errno));
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) return IoError(path + ": write failed: " + std::strerror(errno));
+  if (!ok || !closed)
+    return IoError(path + ": write failed: " + std::strerror(errno));
   return Status::Ok();
 }
 
@@ -258,10 +272,13 @@ Status WriteB2nd(const std::string& path, std::span<const std::byte> data,
                  const std::vector<int64_t>& shape, const std::string& dtype,
                  const B2ndWriteOptions& options) {
   auto a = EncodeChunks(data, shape, dtype, options, /*byte_offsets=*/!options.sparse);
-  if (!a.ok()) return a.status().WithContext(path);
+  if (!a.ok())
+    return a.status().WithContext(path);
   auto frame = AssembleFrame(*a, options.encode, options.sparse);
-  if (!frame.ok()) return frame.status().WithContext(path);
-  if (!options.sparse) return WriteFile(path, *frame);
+  if (!frame.ok())
+    return frame.status().WithContext(path);
+  if (!options.sparse)
+    return WriteFile(path, *frame);
   if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
     return IoError(path + ": cannot create directory: " + std::strerror(errno));
   }

@@ -42,26 +42,29 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   NdArrayReader r;
   const std::string path = frame.path();
   const auto* content = frame.info().metalayer("b2nd");
-  if (content == nullptr) content = frame.info().metalayer("caterva");
+  if (content == nullptr)
+    content = frame.info().metalayer("caterva");
   if (content == nullptr) {
     return InvalidArgumentError(path + ": the frame has no b2nd metalayer (not an N-d array)");
   }
   auto meta = ParseB2ndMeta(*content);
-  if (!meta.ok()) return meta.status().WithContext(path);
+  if (!meta.ok())
+    return meta.status().WithContext(path);
   r.meta_ = std::move(*meta);
   int64_t itemsize = ItemSizeOfDtype(r.meta_.dtype);
-  if (itemsize == 0) itemsize = frame.info().typesize;
+  if (itemsize == 0)
+    itemsize = frame.info().typesize;
   auto geom = NdGeometry::Make(r.meta_, itemsize);
-  if (!geom.ok()) return geom.status().WithContext(path);
+  if (!geom.ok())
+    return geom.status().WithContext(path);
   r.geom_ = std::move(*geom);
   const int64_t chunk_bytes = r.geom_.chunk_nitems * itemsize;
   if (r.geom_.nchunks != frame.nchunks() ||
       (r.geom_.nchunks > 0 && frame.info().chunksize != chunk_bytes)) {
-    return DataLossError(path + ": the frame's " + std::to_string(frame.nchunks()) +
-                         " chunks of " + std::to_string(frame.info().chunksize) +
-                         " bytes do not match the b2nd shape (" +
-                         std::to_string(r.geom_.nchunks) + " chunks of " +
-                         std::to_string(chunk_bytes) + " bytes)");
+    return DataLossError(path + ": the frame's " + std::to_string(frame.nchunks()) + " chunks of " +
+                         std::to_string(frame.info().chunksize) +
+                         " bytes do not match the b2nd shape (" + std::to_string(r.geom_.nchunks) +
+                         " chunks of " + std::to_string(chunk_bytes) + " bytes)");
   }
   r.frame_ = std::move(frame);
   return r;
@@ -75,13 +78,13 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   const int64_t itemsize = g.itemsize;
   PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, frame_.GetChunk(chunk_index, scratch.chunk));
   auto header = ParseChunkHeader(chunk);
-  if (!header.ok()) return header.status().WithContext(frame_.ChunkContext(chunk_index));
+  if (!header.ok())
+    return header.status().WithContext(frame_.ChunkContext(chunk_index));
   const ChunkHeader& h = *header;
   const int64_t chunk_bytes = g.chunk_nitems * itemsize;
   if (h.nbytes != chunk_bytes) {
-    return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " +
-                         std::to_string(h.nbytes) + " bytes, the array's chunks " +
-                         std::to_string(chunk_bytes));
+    return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " + std::to_string(h.nbytes) +
+                         " bytes, the array's chunks " + std::to_string(chunk_bytes));
   }
   // Origin of this chunk in array coordinates.
   Index corigin{};
@@ -100,15 +103,18 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       (h.special == SpecialValue::kNaN && h.typesize == itemsize)) {
     std::vector<std::byte> item(static_cast<size_t>(itemsize));
     if (h.special == SpecialValue::kNaN) {
-      if (itemsize == 4) StoreLE<uint32_t>(item.data(), 0x7FC00000u);
-      if (itemsize == 8) StoreLE<uint64_t>(item.data(), 0x7FF8000000000000ull);
+      if (itemsize == 4)
+        StoreLE<uint32_t>(item.data(), 0x7FC00000u);
+      if (itemsize == 8)
+        StoreLE<uint64_t>(item.data(), 0x7FF8000000000000ull);
     }
     FillRegion(n, lo, hi, dst, dst_origin, item);
     return Status::Ok();
   }
 
   bool whole_chunk = h.special != SpecialValue::kNone;  // e.g. a repeated-value chunk
-  for (uint8_t f : h.filters) whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
+  for (uint8_t f : h.filters)
+    whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
   const int64_t block_bytes = g.block_nitems * itemsize;
   if (!whole_chunk && h.blocksize != block_bytes) {
     return DataLossError(frame_.ChunkContext(chunk_index) + ": block size " +
@@ -119,7 +125,8 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block.
     scratch.whole.resize(static_cast<size_t>(chunk_bytes));
     Status st = scratch.decoder.DecodeChunk(chunk, scratch.whole);
-    if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+    if (!st.ok())
+      return st.WithContext(frame_.ChunkContext(chunk_index));
   }
 
   // Blocks of this chunk that the region touches.
@@ -136,7 +143,8 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     int64_t s = itemsize;
     for (int d = n - 1; d >= 0; --d) {
       const auto i = static_cast<size_t>(d);
-      if (g.blockshape[i] > 1 && dst.byte_strides[i] != s) dst_matches_block = false;
+      if (g.blockshape[i] > 1 && dst.byte_strides[i] != s)
+        dst_matches_block = false;
       s *= g.blockshape[i];
     }
   }
@@ -167,12 +175,14 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       }
       Status st = scratch.decoder.DecodeBlock(
           chunk, h, b, std::span(dst.data + off, static_cast<size_t>(block_bytes)));
-      if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+      if (!st.ok())
+        return st.WithContext(frame_.ChunkContext(chunk_index));
       return Status::Ok();
     }
     scratch.block.resize(static_cast<size_t>(block_bytes));
     Status st = scratch.decoder.DecodeBlock(chunk, h, b, scratch.block);
-    if (!st.ok()) return st.WithContext(frame_.ChunkContext(chunk_index));
+    if (!st.ok())
+      return st.WithContext(frame_.ChunkContext(chunk_index));
     CopyRegion(n, itemsize, ilo.data(), ihi.data(), scratch.block.data(), blo.data(),
                g.blockshape.data(), dst, dst_origin);
     return Status::Ok();
@@ -180,14 +190,13 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
 }
 
 Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
-                              std::span<const std::byte> pad_item,
-                              BoxReadScratch& scratch) const {
+                              std::span<const std::byte> pad_item, BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
   if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n ||
       static_cast<int>(dst.shape.size()) != n || static_cast<int>(dst.byte_strides.size()) != n) {
-    return InvalidArgumentError(frame_.path() + ": box and destination need " +
-                                std::to_string(n) + " dimensions");
+    return InvalidArgumentError(frame_.path() + ": box and destination need " + std::to_string(n) +
+                                " dimensions");
   }
   if (static_cast<int64_t>(pad_item.size()) != g.itemsize) {
     return InvalidArgumentError("pad value of " + std::to_string(pad_item.size()) +
@@ -206,9 +215,11 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
     inside &= box.start[i] >= 0 && box.stop[i] <= g.shape[i];
     empty |= box.stop[i] == box.start[i];
   }
-  if (empty) return Status::Ok();
+  if (empty)
+    return Status::Ok();
   bool outside = false;
-  for (int d = 0; d < n; ++d) outside |= lo[static_cast<size_t>(d)] >= hi[static_cast<size_t>(d)];
+  for (int d = 0; d < n; ++d)
+    outside |= lo[static_cast<size_t>(d)] >= hi[static_cast<size_t>(d)];
   if (outside) {
     FillView(n, dst, pad_item);
     return Status::Ok();

@@ -36,30 +36,37 @@ constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // Smallest power of two >= n (1 for n <= 1); saturates to kInt64Max above 2^62.
 int64_t CeilPow2(int64_t n) {
-  if (n <= 1) return 1;
-  if (n > (int64_t{1} << 62)) return kInt64Max;
+  if (n <= 1)
+    return 1;
+  if (n > (int64_t{1} << 62))
+    return kInt64Max;
   int64_t p = 1;
-  while (p < n) p <<= 1;
+  while (p < n)
+    p <<= 1;
   return p;
 }
 
 // Largest power of two < n (1 for n <= 1): Python's 1 << ((n - 1).bit_length() - 1).
 int64_t PrevPow2Below(int64_t n) {
-  if (n <= 1) return 1;
+  if (n <= 1)
+    return 1;
   int64_t p = 1;
-  while (p <= (n - 1) / 2) p <<= 1;
+  while (p <= (n - 1) / 2)
+    p <<= 1;
   return p;
 }
 
 int64_t SaturatingMul(int64_t a, int64_t b) {
-  if (a != 0 && b > kInt64Max / a) return kInt64Max;
+  if (a != 0 && b > kInt64Max / a)
+    return kInt64Max;
   return a * b;
 }
 
 // Bytes of a spatial extent triple (the channel extent is always 1), saturated.
 int64_t Nbytes(const std::array<int64_t, 3>& e, int64_t itemsize) {
   int64_t n = itemsize;
-  for (int64_t v : e) n = SaturatingMul(n, v);
+  for (int64_t v : e)
+    n = SaturatingMul(n, v);
   return n;
 }
 
@@ -73,10 +80,12 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
     return {};
   }
   for (int64_t v : shape) {
-    if (v <= 0) return {};
+    if (v <= 0)
+      return {};
   }
   for (int64_t v : patch_size) {
-    if (v <= 0) return {};
+    if (v <= 0)
+      return {};
   }
   const bool is_2d_patch = patch_size.size() == 2;
   std::array<int64_t, 3> patch{};
@@ -97,18 +106,21 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
 
   // Block: next power of two of the patch, clamped to the image, halved until it fits the cap.
   std::array<int64_t, 3> block{};
-  for (int ax = 0; ax < 3; ++ax) block[ax] = std::min(CeilPow2(patch[ax]), image[ax]);
+  for (int ax = 0; ax < 3; ++ax)
+    block[ax] = std::min(CeilPow2(patch[ax]), image[ax]);
   const int64_t block_cap = std::min(kMaxBlockBytes, kMaxChunkBytes);
   while (Nbytes(block, itemsize) > block_cap) {
     int picked = -1;
     for (int ax = 0; ax < 3; ++ax) {
-      if (block[ax] <= 1) continue;
+      if (block[ax] <= 1)
+        continue;
       // max() by (ratio, ax): a later axis wins ties.
       if (picked < 0 || Ratio(block[ax], target[ax]) >= Ratio(block[picked], target[picked])) {
         picked = ax;
       }
     }
-    if (picked < 0) return {};  // one item exceeds the block cap
+    if (picked < 0)
+      return {};  // one item exceeds the block cap
     block[picked] = PrevPow2Below(block[picked]);
   }
 
@@ -118,25 +130,32 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
     int picked = -1;
     int64_t picked_extent = 0;
     for (int ax = 0; ax < 3; ++ax) {
-      if (is_2d_patch && ax == 0) continue;
-      if (patch[ax] == 1) continue;
-      if (chunk[ax] >= image[ax] || chunk[ax] >= target[ax]) continue;
+      if (is_2d_patch && ax == 0)
+        continue;
+      if (patch[ax] == 1)
+        continue;
+      if (chunk[ax] >= image[ax] || chunk[ax] >= target[ax])
+        continue;
       const int64_t grown = std::min({chunk[ax] + block[ax], image[ax], target[ax]});
-      if (grown == chunk[ax]) continue;
+      if (grown == chunk[ax])
+        continue;
       std::array<int64_t, 3> candidate = chunk;
       candidate[ax] = grown;
-      if (Nbytes(candidate, itemsize) > kMaxChunkBytes) continue;
+      if (Nbytes(candidate, itemsize) > kMaxChunkBytes)
+        continue;
       // min() by (coverage, -image extent, ax): axes are visited in increasing order, so a
       // later axis replaces the pick only when strictly better on the first two keys.
       if (picked >= 0) {
         const double r = Ratio(chunk[ax], target[ax]);
         const double r_picked = Ratio(chunk[picked], target[picked]);
-        if (r > r_picked || (r == r_picked && image[ax] <= image[picked])) continue;
+        if (r > r_picked || (r == r_picked && image[ax] <= image[picked]))
+          continue;
       }
       picked = ax;
       picked_extent = grown;
     }
-    if (picked < 0) break;
+    if (picked < 0)
+      break;
     chunk[picked] = picked_extent;
   }
 

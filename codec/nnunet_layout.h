@@ -21,8 +21,7 @@ struct ChunkBlockShapes {
 /// size (3 values; 2 for 2-D patches) and the item size in bytes: blocks up to 128 KiB, chunks
 /// up to 6 MiB and 1.5 patches per axis, channel axis 1, exactly as nnU-Net 2.8 computes them.
 ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
-                                        const std::vector<int64_t>& patch_size,
-                                        int64_t itemsize);
+                                        const std::vector<int64_t>& patch_size, int64_t itemsize);
 
 }  // namespace patchfeed::codec
 

@@ -11,6 +11,7 @@
 #include <zlib.h>
 #define ZDICT_STATIC_LINKING_ONLY
 #include <zdict.h>
+
 #include <zstd.h>
 #ifdef PATCHFEED_HAVE_LIBDEFLATE
 #include <libdeflate.h>
@@ -53,7 +54,8 @@ struct StreamDecoder::Contexts {
     ZSTD_freeDCtx(zstd);
     ZSTD_freeDDict(ddict);
 #ifdef PATCHFEED_HAVE_LIBDEFLATE
-    if (deflate != nullptr) libdeflate_free_decompressor(deflate);
+    if (deflate != nullptr)
+      libdeflate_free_decompressor(deflate);
 #endif
   }
 
@@ -84,12 +86,11 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
       return Status::Ok();
 
     case CodecFormat::kLZ4: {
-      const int n = dict.empty()
-                        ? LZ4_decompress_safe(Chars(src.data()), Chars(dst.data()),
-                                              Int(src.size()), Int(dst.size()))
-                        : LZ4_decompress_safe_usingDict(Chars(src.data()), Chars(dst.data()),
-                                                        Int(src.size()), Int(dst.size()),
-                                                        Chars(dict.data()), Int(dict.size()));
+      const int n = dict.empty() ? LZ4_decompress_safe(Chars(src.data()), Chars(dst.data()),
+                                                       Int(src.size()), Int(dst.size()))
+                                 : LZ4_decompress_safe_usingDict(
+                                       Chars(src.data()), Chars(dst.data()), Int(src.size()),
+                                       Int(dst.size()), Chars(dict.data()), Int(dict.size()));
       if (n != Int(dst.size())) {
         return Corrupt("lz4", "decoded " + std::to_string(n) + " bytes, expected " +
                                   std::to_string(dst.size()));
@@ -100,18 +101,19 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
     case CodecFormat::kZlib: {
 #ifdef PATCHFEED_HAVE_LIBDEFLATE
       // libdeflate decodes whole buffers 2-3x faster than zlib's streaming inflate.
-      if (ctx_->deflate == nullptr) ctx_->deflate = libdeflate_alloc_decompressor();
+      if (ctx_->deflate == nullptr)
+        ctx_->deflate = libdeflate_alloc_decompressor();
       size_t actual = 0;
-      const libdeflate_result r = libdeflate_zlib_decompress(
-          ctx_->deflate, src.data(), src.size(), dst.data(), dst.size(), &actual);
+      const libdeflate_result r = libdeflate_zlib_decompress(ctx_->deflate, src.data(), src.size(),
+                                                             dst.data(), dst.size(), &actual);
       if (r != LIBDEFLATE_SUCCESS || actual != dst.size()) {
         return Corrupt("zlib", "libdeflate result " + std::to_string(static_cast<int>(r)));
       }
 #else
       uLongf actual = static_cast<uLongf>(dst.size());
-      const int r = uncompress(reinterpret_cast<Bytef*>(dst.data()), &actual,
-                               reinterpret_cast<const Bytef*>(src.data()),
-                               static_cast<uLong>(src.size()));
+      const int r =
+          uncompress(reinterpret_cast<Bytef*>(dst.data()), &actual,
+                     reinterpret_cast<const Bytef*>(src.data()), static_cast<uLong>(src.size()));
       if (r != Z_OK || actual != dst.size()) {
         return Corrupt("zlib", "inflate result " + std::to_string(r));
       }
@@ -120,17 +122,20 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
     }
 
     case CodecFormat::kZstd: {
-      if (ctx_->zstd == nullptr) ctx_->zstd = ZSTD_createDCtx();
+      if (ctx_->zstd == nullptr)
+        ctx_->zstd = ZSTD_createDCtx();
       size_t n;
       if (dict.empty()) {
         n = ZSTD_decompressDCtx(ctx_->zstd, dst.data(), dst.size(), src.data(), src.size());
       } else {
         const ZSTD_DDict* ddict = ctx_->DictFor(dict);
-        if (ddict == nullptr) return Corrupt("zstd", "the chunk's dictionary is invalid");
-        n = ZSTD_decompress_usingDDict(ctx_->zstd, dst.data(), dst.size(), src.data(),
-                                       src.size(), ddict);
+        if (ddict == nullptr)
+          return Corrupt("zstd", "the chunk's dictionary is invalid");
+        n = ZSTD_decompress_usingDDict(ctx_->zstd, dst.data(), dst.size(), src.data(), src.size(),
+                                       ddict);
       }
-      if (ZSTD_isError(n)) return Corrupt("zstd", ZSTD_getErrorName(n));
+      if (ZSTD_isError(n))
+        return Corrupt("zstd", ZSTD_getErrorName(n));
       if (n != dst.size()) {
         return Corrupt("zstd", "decoded " + std::to_string(n) + " bytes, expected " +
                                    std::to_string(dst.size()));
@@ -164,7 +169,8 @@ struct StreamEncoder::Contexts {
     ZSTD_freeCCtx(zstd);
     ZSTD_freeCDict(cdict);
 #ifdef PATCHFEED_HAVE_LIBDEFLATE
-    if (deflate != nullptr) libdeflate_free_compressor(deflate);
+    if (deflate != nullptr)
+      libdeflate_free_compressor(deflate);
 #endif
   }
 };
@@ -179,11 +185,13 @@ Status StreamEncoder::SetDictionary(Codec codec, int clevel, std::span<const std
   ctx_->cdict = nullptr;
   ctx_->dict.assign(dict.begin(), dict.end());
   ctx_->dict_codec = codec;
-  if (dict.empty()) return Status::Ok();
+  if (dict.empty())
+    return Status::Ok();
   switch (codec) {
     case Codec::kZstd:
       ctx_->cdict = ZSTD_createCDict(dict.data(), dict.size(), ZstdLevel(clevel));
-      if (ctx_->cdict == nullptr) return InvalidArgumentError("zstd rejected the dictionary");
+      if (ctx_->cdict == nullptr)
+        return InvalidArgumentError("zstd rejected the dictionary");
       return Status::Ok();
     case Codec::kLZ4:
     case Codec::kLZ4HC:
@@ -198,7 +206,8 @@ Status StreamEncoder::SetDictionary(Codec codec, int clevel, std::span<const std
 
 size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte> src,
                              std::span<std::byte> dst) {
-  if (dst.empty()) return 0;
+  if (dst.empty())
+    return 0;
   const bool with_dict = !ctx_->dict.empty();
   switch (codec) {
     case Codec::kBloscLZ:
@@ -208,7 +217,8 @@ size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte>
       const int accel = std::max(1, 10 - clevel);  // c-blosc2's choice
       int n;
       if (with_dict) {
-        if (!ctx_->lz4) ctx_->lz4 = std::make_unique<LZ4_stream_t>();
+        if (!ctx_->lz4)
+          ctx_->lz4 = std::make_unique<LZ4_stream_t>();
         LZ4_initStream(ctx_->lz4.get(), sizeof(LZ4_stream_t));
         LZ4_loadDict(ctx_->lz4.get(), Chars(ctx_->dict.data()), Int(ctx_->dict.size()));
         n = LZ4_compress_fast_continue(ctx_->lz4.get(), Chars(src.data()), Chars(dst.data()),
@@ -223,15 +233,16 @@ size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte>
     case Codec::kLZ4HC: {
       int n;
       if (with_dict) {
-        if (!ctx_->lz4hc) ctx_->lz4hc = std::make_unique<LZ4_streamHC_t>();
+        if (!ctx_->lz4hc)
+          ctx_->lz4hc = std::make_unique<LZ4_streamHC_t>();
         LZ4_initStreamHC(ctx_->lz4hc.get(), sizeof(LZ4_streamHC_t));
         LZ4_resetStreamHC_fast(ctx_->lz4hc.get(), clevel);
         LZ4_loadDictHC(ctx_->lz4hc.get(), Chars(ctx_->dict.data()), Int(ctx_->dict.size()));
         n = LZ4_compress_HC_continue(ctx_->lz4hc.get(), Chars(src.data()), Chars(dst.data()),
                                      Int(src.size()), Int(dst.size()));
       } else {
-        n = LZ4_compress_HC(Chars(src.data()), Chars(dst.data()), Int(src.size()),
-                            Int(dst.size()), clevel);
+        n = LZ4_compress_HC(Chars(src.data()), Chars(dst.data()), Int(src.size()), Int(dst.size()),
+                            clevel);
       }
       return n > 0 ? static_cast<size_t>(n) : 0;
     }
@@ -239,7 +250,8 @@ size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte>
     case Codec::kZlib: {
 #ifdef PATCHFEED_HAVE_LIBDEFLATE
       if (ctx_->deflate == nullptr || ctx_->deflate_level != clevel) {
-        if (ctx_->deflate != nullptr) libdeflate_free_compressor(ctx_->deflate);
+        if (ctx_->deflate != nullptr)
+          libdeflate_free_compressor(ctx_->deflate);
         ctx_->deflate = libdeflate_alloc_compressor(clevel);
         ctx_->deflate_level = clevel;
       }
@@ -255,13 +267,13 @@ size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte>
     }
 
     case Codec::kZstd: {
-      if (ctx_->zstd == nullptr) ctx_->zstd = ZSTD_createCCtx();
-      const size_t n =
-          with_dict && ctx_->cdict != nullptr
-              ? ZSTD_compress_usingCDict(ctx_->zstd, dst.data(), dst.size(), src.data(),
-                                         src.size(), ctx_->cdict)
-              : ZSTD_compressCCtx(ctx_->zstd, dst.data(), dst.size(), src.data(), src.size(),
-                                  ZstdLevel(clevel));
+      if (ctx_->zstd == nullptr)
+        ctx_->zstd = ZSTD_createCCtx();
+      const size_t n = with_dict && ctx_->cdict != nullptr
+                           ? ZSTD_compress_usingCDict(ctx_->zstd, dst.data(), dst.size(),
+                                                      src.data(), src.size(), ctx_->cdict)
+                           : ZSTD_compressCCtx(ctx_->zstd, dst.data(), dst.size(), src.data(),
+                                               src.size(), ZstdLevel(clevel));
       return ZSTD_isError(n) ? 0 : n;
     }
   }
@@ -269,13 +281,13 @@ size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte>
 }
 
 std::vector<std::byte> TrainZstdDictionary(std::span<const std::byte> samples,
-                                           std::span<const size_t> sample_sizes,
-                                           size_t max_size) {
+                                           std::span<const size_t> sample_sizes, size_t max_size) {
   std::vector<std::byte> dict(max_size);
-  const size_t n = ZDICT_trainFromBuffer(dict.data(), dict.size(), samples.data(),
-                                         sample_sizes.data(),
-                                         static_cast<unsigned>(sample_sizes.size()));
-  if (ZDICT_isError(n)) return {};
+  const size_t n =
+      ZDICT_trainFromBuffer(dict.data(), dict.size(), samples.data(), sample_sizes.data(),
+                            static_cast<unsigned>(sample_sizes.size()));
+  if (ZDICT_isError(n))
+    return {};
   dict.resize(n);
   return dict;
 }

@@ -20,7 +20,8 @@ class [[nodiscard]] Result {
   /// A failed result; `status` must not be OK.
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!status_.ok());
-    if (status_.ok()) status_ = Status(StatusCode::kInternal, "Result built from an OK status");
+    if (status_.ok())
+      status_ = Status(StatusCode::kInternal, "Result built from an OK status");
   }
   Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
 
@@ -53,12 +54,12 @@ class [[nodiscard]] Result {
 }  // namespace patchfeed
 
 /// `PATCHFEED_ASSIGN_OR_RETURN(auto x, MakeX());` declares `x` or returns the error.
-#define PATCHFEED_ASSIGN_OR_RETURN(lhs, expr)                                              \
-  PATCHFEED_ASSIGN_OR_RETURN_IMPL_(PATCHFEED_STATUS_CONCAT_(patchfeed_result_, __LINE__), \
-                                   lhs, expr)
+#define PATCHFEED_ASSIGN_OR_RETURN(lhs, expr) \
+  PATCHFEED_ASSIGN_OR_RETURN_IMPL_(PATCHFEED_STATUS_CONCAT_(patchfeed_result_, __LINE__), lhs, expr)
 #define PATCHFEED_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                     \
-  if (!tmp.ok()) [[unlikely]] return tmp.status();       \
+  if (!tmp.ok()) [[unlikely]]                            \
+    return tmp.status();                                 \
   lhs = std::move(tmp).value()
 
 #endif  // PATCHFEED_COMMON_RESULT_H_

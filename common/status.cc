@@ -36,7 +36,8 @@ Status::Status(StatusCode code, std::string_view message) {
 }
 
 Status Status::WithContext(std::string_view context) const {
-  if (ok()) return *this;
+  if (ok())
+    return *this;
   std::string m(context);
   m += ": ";
   m += message();
@@ -44,7 +45,8 @@ Status Status::WithContext(std::string_view context) const {
 }
 
 std::string Status::ToString() const {
-  if (ok()) return "OK";
+  if (ok())
+    return "OK";
   std::string s(StatusCodeName(code()));
   s += ": ";
   s += message();

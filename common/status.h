@@ -83,10 +83,11 @@ inline Status IoError(std::string_view m) { return Status(StatusCode::kIoError, 
 #define PATCHFEED_STATUS_CONCAT_(a, b) PATCHFEED_STATUS_CONCAT_INNER_(a, b)
 
 /// Returns from the current function if `expr` (a Status) is not OK.
-#define PATCHFEED_RETURN_IF_ERROR(expr)                                   \
-  do {                                                                    \
-    ::patchfeed::Status patchfeed_status_ = (expr);                       \
-    if (!patchfeed_status_.ok()) [[unlikely]] return patchfeed_status_;   \
+#define PATCHFEED_RETURN_IF_ERROR(expr)             \
+  do {                                              \
+    ::patchfeed::Status patchfeed_status_ = (expr); \
+    if (!patchfeed_status_.ok()) [[unlikely]]       \
+      return patchfeed_status_;                     \
   } while (false)
 
 #endif  // PATCHFEED_COMMON_STATUS_H_

@@ -39,7 +39,7 @@ struct LoaderCore::Round {
   std::vector<ReadJob> jobs;  // reserved up front: runs point into it
   std::vector<ReadRun> spawned;
   std::vector<ReadRun> inlined;
-  std::atomic<bool> failed{false};   // a read failed under ErrorPolicy::kFail
+  std::atomic<bool> failed{false};  // a read failed under ErrorPolicy::kFail
   std::mutex mu;
   std::vector<Status> sample_status;  // under mu
 
@@ -76,7 +76,9 @@ Status LoaderCore::FillBatch(int slot_index) {
   }
   slot.specs = std::move(*specs);
   std::vector<int64_t> todo(slot.specs.size());
-  for (size_t j = 0; j < todo.size(); ++j) todo[j] = static_cast<int64_t>(j);
+  for (size_t j = 0; j < todo.size(); ++j) {
+    todo[j] = static_cast<int64_t>(j);
+  }
   const LoaderConfig& config = parts_.config;
   for (int attempt = 0;; ++attempt) {
     Round round;
@@ -87,11 +89,17 @@ Status LoaderCore::FillBatch(int slot_index) {
     PATCHFEED_RETURN_IF_ERROR(RunRound(slot_index, todo, round));
     std::vector<int64_t> failed;
     for (const int64_t j : todo) {
-      if (!round.sample_status[static_cast<size_t>(j)].ok()) failed.push_back(j);
+      if (!round.sample_status[static_cast<size_t>(j)].ok()) {
+        failed.push_back(j);
+      }
     }
-    if (failed.empty()) return Status::Ok();
+    if (failed.empty()) {
+      return Status::Ok();
+    }
     const Status& first = round.sample_status[static_cast<size_t>(failed[0])];
-    if (config.error_policy == ErrorPolicy::kFail) return first;
+    if (config.error_policy == ErrorPolicy::kFail) {
+      return first;
+    }
     if (attempt >= config.max_redraws) {
       return first.WithContext("sample " + std::to_string(failed[0]) + " still failed after " +
                                std::to_string(attempt) + " redraws");
@@ -111,30 +119,38 @@ Status LoaderCore::RunRound(int slot_index, const std::vector<int64_t>& samples,
   round.group = &group;
   {
     std::lock_guard lock(mu_);
-    if (stopping_ || slot.generation != generation_) return CancelledError("batch dropped");
+    if (stopping_ || slot.generation != generation_) {
+      return CancelledError("batch dropped");
+    }
     slot.reads = &group;
   }
   round.jobs.reserve(samples.size() * parts_.outputs.size());
-  for (const int64_t j : samples) PlanSample(slot_index, j, round);
+  for (const int64_t j : samples) {
+    PlanSample(slot_index, j, round);
+  }
   // Isolated: while waiting, this thread runs only this batch's reads, never another
   // producer (which would nest a second wait, and a second batch, on its stack).
   tbb::this_task_arena::isolate([&] {
     for (const ReadRun& run : round.spawned) {
       RunTask(group, &slot.done, [this, r = &round, run = &run] { ReadCells(*r, *run); });
     }
-    for (const ReadRun& run : round.inlined) ReadCells(round, run);
+    for (const ReadRun& run : round.inlined) {
+      ReadCells(round, run);
+    }
     group.wait();
   });
   TsanAcquire(&slot.done);
   std::lock_guard lock(mu_);
   slot.reads = nullptr;
-  if (stopping_ || slot.generation != generation_) return CancelledError("batch dropped");
+  if (stopping_ || slot.generation != generation_) {
+    return CancelledError("batch dropped");
+  }
   return Status::Ok();
 }
 
 void LoaderCore::PlanSample(int slot_index, int64_t sample, Round& round) {
-  const SampleSpec& spec = slots_[static_cast<size_t>(slot_index)].specs[static_cast<size_t>(
-      sample)];
+  const SampleSpec& spec =
+      slots_[static_cast<size_t>(slot_index)].specs[static_cast<size_t>(sample)];
   const std::vector<int64_t>& patch = parts_.config.sampler.patch_size;
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
@@ -169,7 +185,9 @@ void LoaderCore::PlanSample(int slot_index, int64_t sample, Round& round) {
 }
 
 void LoaderCore::ReadCells(Round& round, const ReadRun& run) noexcept {
-  if (round.Cancelled()) return;
+  if (round.Cancelled()) {
+    return;
+  }
   const ReadJob& job = *run.job;
   const OutputArray& out = parts_.outputs[job.output];
   auto reader = parts_.files->Get(job.case_index, out.dataset_array);
@@ -180,7 +198,9 @@ void LoaderCore::ReadCells(Round& round, const ReadRun& run) noexcept {
   codec::BoxReadScratch& scratch = scratch_.local();
   int64_t decoded = 0;
   for (size_t i = run.begin; i < run.end; ++i) {
-    if (round.Cancelled()) break;
+    if (round.Cancelled()) {
+      break;
+    }
     const ReadCell& cell = job.cells[i];
     const codec::NdView dst{job.base + cell.dst_offset, cell.shape, job.strides};
     Status st = (*reader)->ReadBox(cell.box, dst, out.pad_item, scratch);
@@ -191,10 +211,9 @@ void LoaderCore::ReadCells(Round& round, const ReadRun& run) noexcept {
     decoded += cell.decoded_bytes;
   }
   MetricsCounters::Add(counters_.bytes_decoded, decoded);
-  MetricsCounters::Add(
-      counters_.bytes_read,
-      static_cast<int64_t>(static_cast<double>(decoded) *
-                           probe(job.case_index, job.output).compression_ratio));
+  MetricsCounters::Add(counters_.bytes_read,
+                       static_cast<int64_t>(static_cast<double>(decoded) *
+                                            probe(job.case_index, job.output).compression_ratio));
 }
 
 void LoaderCore::RecordError(Round& round, const ReadJob& job, const ReadCell* cell,
@@ -202,12 +221,11 @@ void LoaderCore::RecordError(Round& round, const ReadJob& job, const ReadCell* c
   MetricsCounters::Add(counters_.read_errors, 1);
   const Dataset& ds = parts_.config.dataset;
   const OutputArray& out = parts_.outputs[job.output];
-  std::string context = "epoch " + std::to_string(round.epoch) + ", batch " +
-                        std::to_string(round.batch) + ", sample " + std::to_string(job.sample) +
-                        ": case '" + ds.case_id(job.case_index) + "' (#" +
-                        std::to_string(job.case_index) + "), array '" + out.name + "', file " +
-                        ds.path(job.case_index, out.dataset_array) + ", patch box " +
-                        BoxToString(job.box);
+  std::string context =
+      "epoch " + std::to_string(round.epoch) + ", batch " + std::to_string(round.batch) +
+      ", sample " + std::to_string(job.sample) + ": case '" + ds.case_id(job.case_index) + "' (#" +
+      std::to_string(job.case_index) + "), array '" + out.name + "', file " +
+      ds.path(job.case_index, out.dataset_array) + ", patch box " + BoxToString(job.box);
   if (cell != nullptr) {
     context += cell->chunk >= 0 ? ", chunk " + std::to_string(cell->chunk) : ", no chunk";
     context += " (part " + BoxToString(cell->box) + ")";
@@ -215,7 +233,9 @@ void LoaderCore::RecordError(Round& round, const ReadJob& job, const ReadCell* c
   {
     std::lock_guard lock(round.mu);
     Status& s = round.sample_status[static_cast<size_t>(job.sample)];
-    if (s.ok()) s = status.WithContext(context);
+    if (s.ok()) {
+      s = status.WithContext(context);
+    }
   }
   if (parts_.config.error_policy == ErrorPolicy::kFail) {
     round.failed.store(true, std::memory_order_relaxed);
@@ -228,7 +248,9 @@ Result<SampleSpec> LoaderCore::Redraw(int64_t epoch, int64_t batch, int64_t samp
   // A batch index of the replacement sampler that no other (batch, attempt) uses.
   const int64_t key = batch * (parts_.config.max_redraws + 1) + attempt;
   auto redrawn = parts_.redraw_sampler->Batch(epoch, key, voxel_fn_);
-  if (!redrawn.ok()) return redrawn.status().WithContext("redrawing a failed sample");
+  if (!redrawn.ok()) {
+    return redrawn.status().WithContext("redrawing a failed sample");
+  }
   return std::move((*redrawn)[static_cast<size_t>(sample)]);
 }
 

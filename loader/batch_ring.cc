@@ -8,7 +8,9 @@ namespace {
 
 int64_t ArrayBytes(const RingArraySpec& a) {
   int64_t n = a.itemsize;
-  for (const int64_t s : a.shape) n *= s;
+  for (const int64_t s : a.shape) {
+    n *= s;
+  }
   return n;
 }
 
@@ -24,7 +26,9 @@ int64_t BatchRing::SlotBytes(const std::vector<RingArraySpec>& arrays) {
 
 Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, int num_slots,
                                     PinMode pin) {
-  if (num_slots < 1) return InvalidArgumentError("the batch ring needs at least one slot");
+  if (num_slots < 1) {
+    return InvalidArgumentError("the batch ring needs at least one slot");
+  }
   BatchRing ring;
   ring.slot_bytes_ = SlotBytes(arrays);
   ring.pinned_ = pin != PinMode::kOff;
@@ -34,7 +38,9 @@ Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, in
                                HostBuffer::Allocate(static_cast<size_t>(ring.slot_bytes_), pin));
     if (!slot.memory.pinned()) {
       ring.pinned_ = false;
-      if (ring.unpinned_reason_.empty()) ring.unpinned_reason_ = slot.memory.unpinned_reason();
+      if (ring.unpinned_reason_.empty()) {
+        ring.unpinned_reason_ = slot.memory.unpinned_reason();
+      }
     }
     int64_t offset = 0;
     for (const auto& a : arrays) {

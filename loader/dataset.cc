@@ -25,7 +25,9 @@ Result<Dataset> Dataset::FromNnUNetFolder(const std::string& folder) {
 }
 
 Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<ArrayNaming> naming) {
-  if (naming.empty()) return InvalidArgumentError("dataset: no arrays named");
+  if (naming.empty()) {
+    return InvalidArgumentError("dataset: no arrays named");
+  }
   for (size_t i = 0; i < naming.size(); ++i) {
     if (naming[i].name.empty() || naming[i].suffix.empty()) {
       return InvalidArgumentError("dataset: array " + std::to_string(i) +
@@ -66,14 +68,16 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
   }
   std::sort(ids.begin(), ids.end());
   Dataset ds;
-  for (const auto& n : naming) ds.array_names_.push_back(n.name);
+  for (const auto& n : naming) {
+    ds.array_names_.push_back(n.name);
+  }
   for (std::string& id : ids) {
     CaseFiles c;
     for (const auto& n : naming) {
       std::string path = (fs::path(folder) / (id + n.suffix)).string();
       if (!fs::exists(path, ec)) {
-        return NotFoundError("dataset: case '" + id + "' has no '" + n.name + "' array (" +
-                             path + " is missing)");
+        return NotFoundError("dataset: case '" + id + "' has no '" + n.name + "' array (" + path +
+                             " is missing)");
       }
       c.paths.push_back(std::move(path));
     }
@@ -85,8 +89,12 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
 
 Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
                                   std::vector<CaseFiles> cases) {
-  if (array_names.empty()) return InvalidArgumentError("dataset: no arrays named");
-  if (cases.empty()) return InvalidArgumentError("dataset: no cases");
+  if (array_names.empty()) {
+    return InvalidArgumentError("dataset: no arrays named");
+  }
+  if (cases.empty()) {
+    return InvalidArgumentError("dataset: no cases");
+  }
   for (size_t i = 0; i < array_names.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (array_names[i] == array_names[j]) {
@@ -98,10 +106,11 @@ Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
     if (cases[i].paths.size() != array_names.size()) {
       return InvalidArgumentError("dataset: case " + std::to_string(i) + " ('" + cases[i].id +
                                   "') has " + std::to_string(cases[i].paths.size()) +
-                                  " paths for " + std::to_string(array_names.size()) +
-                                  " arrays");
+                                  " paths for " + std::to_string(array_names.size()) + " arrays");
     }
-    if (cases[i].id.empty()) cases[i].id = "case_" + std::to_string(i);
+    if (cases[i].id.empty()) {
+      cases[i].id = "case_" + std::to_string(i);
+    }
   }
   Dataset ds;
   ds.array_names_ = std::move(array_names);
@@ -111,7 +120,9 @@ Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
 
 int Dataset::array_index(std::string_view name) const {
   for (size_t i = 0; i < array_names_.size(); ++i) {
-    if (array_names_[i] == name) return static_cast<int>(i);
+    if (array_names_[i] == name) {
+      return static_cast<int>(i);
+    }
   }
   return -1;
 }
@@ -122,9 +133,8 @@ ArrayProbe DescribeArray(const codec::FrameReader& frame, const codec::B2ndMeta&
   p.geometry = geometry;
   p.dtype = meta.dtype;
   const codec::FrameInfo& info = frame.info();
-  p.compression_ratio = info.nbytes > 0 ? static_cast<double>(info.cbytes) /
-                                              static_cast<double>(info.nbytes)
-                                        : 1.0;
+  p.compression_ratio =
+      info.nbytes > 0 ? static_cast<double>(info.cbytes) / static_cast<double>(info.nbytes) : 1.0;
   // Decoded offsets, the header with its metalayers, and the object itself.
   p.open_state_bytes = 8 * frame.nchunks() + info.header_len + 512;
   p.block_bytes = geometry.block_nitems * geometry.itemsize;

@@ -17,7 +17,9 @@ ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, std::vector
 Status ForegroundStore::Prepare(int64_t case_index) {
   const auto i = static_cast<size_t>(case_index);
   auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
-  if (!index.ok()) return index.status().WithContext("foreground index of " + seg_paths_[i]);
+  if (!index.ok()) {
+    return index.status().WithContext("foreground index of " + seg_paths_[i]);
+  }
   counts_[i] = index->counts();
   const int64_t voxels = std::accumulate(counts_[i].begin(), counts_[i].end(), int64_t{0});
   const int64_t bytes = voxels * index->ndim() * 4 + 256;
@@ -42,11 +44,13 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
   auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
-  if (!loaded.ok()) return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
+  }
   if (loaded->counts() != counts_[i]) {
-    return DataLossError("foreground index of " + seg_paths_[i] +
-                         " changed since the loader started (" + ForegroundIndex::PathFor(
-                             seg_paths_[i]) + " or the label map was rewritten)");
+    return DataLossError(
+        "foreground index of " + seg_paths_[i] + " changed since the loader started (" +
+        ForegroundIndex::PathFor(seg_paths_[i]) + " or the label map was rewritten)");
   }
   auto index = std::make_shared<const ForegroundIndex>(std::move(*loaded));
   Index evicted;
@@ -62,11 +66,12 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
 Result<std::vector<int64_t>> ForegroundStore::Voxel(int64_t case_index, int64_t key,
                                                     int64_t voxel) const {
   if (case_index < 0 || case_index >= static_cast<int64_t>(resident_.size())) {
-    return InvalidArgumentError("foreground: case " + std::to_string(case_index) +
-                                " out of range");
+    return InvalidArgumentError("foreground: case " + std::to_string(case_index) + " out of range");
   }
   const Index& resident = resident_[static_cast<size_t>(case_index)];
-  if (resident) return resident->Voxel(key, voxel);
+  if (resident) {
+    return resident->Voxel(key, voxel);
+  }
   PATCHFEED_ASSIGN_OR_RETURN(const Index index, Lazy(case_index));
   return index->Voxel(key, voxel);
 }

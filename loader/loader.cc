@@ -4,12 +4,12 @@
 
 #include "loader/loader.h"
 
-#include <oneapi/tbb/info.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <utility>
+
+#include <oneapi/tbb/info.h>
 
 #include "loader/loader_core.h"
 #include "loader/random.h"
@@ -29,15 +29,25 @@ std::string Mib(int64_t bytes) {
 
 std::string ShapeToString(const std::vector<int64_t>& shape) {
   std::string s = "(";
-  for (size_t d = 0; d < shape.size(); ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    s += (d ? ", " : "") + std::to_string(shape[d]);
+  }
   return s + ")";
 }
 
 Status CheckOptions(const LoaderConfig& c) {
-  if (c.dataset.num_cases() == 0) return InvalidArgumentError("loader: the dataset has no cases");
-  if (c.num_threads < 0) return InvalidArgumentError("loader: num_threads must be >= 0");
-  if (c.num_slots < 1) return InvalidArgumentError("loader: num_slots must be >= 1");
-  if (c.max_open_files < 1) return InvalidArgumentError("loader: max_open_files must be >= 1");
+  if (c.dataset.num_cases() == 0) {
+    return InvalidArgumentError("loader: the dataset has no cases");
+  }
+  if (c.num_threads < 0) {
+    return InvalidArgumentError("loader: num_threads must be >= 0");
+  }
+  if (c.num_slots < 1) {
+    return InvalidArgumentError("loader: num_slots must be >= 1");
+  }
+  if (c.max_open_files < 1) {
+    return InvalidArgumentError("loader: max_open_files must be >= 1");
+  }
   if (c.max_redraws < 0 || c.min_task_bytes < 0 || c.memory_budget_bytes < 0) {
     return InvalidArgumentError("loader: max_redraws, min_task_bytes and budget must be >= 0");
   }
@@ -50,7 +60,9 @@ Status CheckOptions(const LoaderConfig& c) {
 Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
   std::vector<ArrayOptions> wanted = c.arrays;
   if (wanted.empty()) {
-    for (const auto& name : c.dataset.array_names()) wanted.push_back({name, std::nullopt});
+    for (const auto& name : c.dataset.array_names()) {
+      wanted.push_back({name, std::nullopt});
+    }
   }
   std::vector<OutputArray> outputs;
   for (const ArrayOptions& a : wanted) {
@@ -61,7 +73,9 @@ Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
       return InvalidArgumentError("loader: the dataset has no array '" + a.name + "'");
     }
     for (const auto& prev : outputs) {
-      if (prev.name == a.name) return InvalidArgumentError("loader: array '" + a.name + "' twice");
+      if (prev.name == a.name) {
+        return InvalidArgumentError("loader: array '" + a.name + "' twice");
+      }
     }
     // Stash the pad value as 8 bytes until the dtype is known.
     const double pad = a.pad_value.value_or(a.name == "seg" ? -1.0 : 0.0);
@@ -91,10 +105,12 @@ Status ProbeDataset(tbb::task_arena& arena, CoreParts& p) {
         err = reader.status();
         break;
       }
-      parts->probes[static_cast<size_t>(c) * outputs + o] = DescribeArray(
-          (*reader)->frame(), (*reader)->meta(), (*reader)->geometry());
+      parts->probes[static_cast<size_t>(c) * outputs + o] =
+          DescribeArray((*reader)->frame(), (*reader)->meta(), (*reader)->geometry());
     }
-    if (err.ok() && parts->foreground) err = parts->foreground->Prepare(c);
+    if (err.ok() && parts->foreground) {
+      err = parts->foreground->Prepare(c);
+    }
     if (!err.ok()) {
       err = err.WithContext("case '" + parts->config.dataset.case_id(c) + "' (#" +
                             std::to_string(c) + ")");
@@ -108,7 +124,9 @@ Status ProbeDataset(tbb::task_arena& arena, CoreParts& p) {
     group.wait();
   });
   internal_loader::TsanAcquire(&done);
-  for (const Status& e : errors) PATCHFEED_RETURN_IF_ERROR(e);
+  for (const Status& e : errors) {
+    PATCHFEED_RETURN_IF_ERROR(e);
+  }
   return Status::Ok();
 }
 
@@ -124,8 +142,8 @@ Result<std::vector<CaseInfo>> CheckShapes(CoreParts& p) {
       OutputArray& out = p.outputs[o];
       const ArrayProbe& probe = p.probes[static_cast<size_t>(c) * outputs + o];
       const auto& shape = probe.geometry.shape;
-      const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name +
-                                "' (" + ds.path(c, out.dataset_array) + ")";
+      const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name + "' (" +
+                                ds.path(c, out.dataset_array) + ")";
       if (shape.size() != ndim) {
         return InvalidArgumentError(where + " has shape " + ShapeToString(shape) + ", want " +
                                     std::to_string(ndim) + " dimensions (channels, then " +
@@ -136,8 +154,8 @@ Result<std::vector<CaseInfo>> CheckShapes(CoreParts& p) {
         cases[static_cast<size_t>(c)].spatial_shape = spatial;
       } else if (spatial != cases[static_cast<size_t>(c)].spatial_shape) {
         return InvalidArgumentError(where + " has shape " + ShapeToString(shape) +
-                                    "; its spatial axes differ from array '" +
-                                    p.outputs[0].name + "'");
+                                    "; its spatial axes differ from array '" + p.outputs[0].name +
+                                    "'");
       }
       if (c == 0) {
         out.channels = shape[0];
@@ -145,19 +163,23 @@ Result<std::vector<CaseInfo>> CheckShapes(CoreParts& p) {
         out.itemsize = probe.geometry.itemsize;
       } else if (shape[0] != out.channels || probe.dtype != out.dtype ||
                  probe.geometry.itemsize != out.itemsize) {
-        return InvalidArgumentError(where + " has " + std::to_string(shape[0]) +
-                                    " channels of '" + probe.dtype + "', case '" +
-                                    ds.case_id(0) + "' " + std::to_string(out.channels) +
-                                    " of '" + out.dtype + "': a batch needs them equal");
+        return InvalidArgumentError(where + " has " + std::to_string(shape[0]) + " channels of '" +
+                                    probe.dtype + "', case '" + ds.case_id(0) + "' " +
+                                    std::to_string(out.channels) + " of '" + out.dtype +
+                                    "': a batch needs them equal");
       }
     }
-    if (p.foreground) cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
+    if (p.foreground) {
+      cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
+    }
   }
   for (OutputArray& out : p.outputs) {
     double pad = 0;
     std::memcpy(&pad, out.pad_item.data(), sizeof(double));
     auto item = codec::ItemFromDouble(out.dtype, out.itemsize, pad);
-    if (!item.ok()) return item.status().WithContext("loader: pad value of '" + out.name + "'");
+    if (!item.ok()) {
+      return item.status().WithContext("loader: pad value of '" + out.name + "'");
+    }
     out.pad_item = std::move(*item);
   }
   return cases;
@@ -176,8 +198,8 @@ Status CheckBudget(const CoreParts& p, const std::vector<RingArraySpec>& specs) 
   }
   // Per worker: a decoded block, the decoder's two filter buffers, and whole chunks when they
   // are read with pread or decoded whole for DELTA.
-  const int64_t per_worker = 3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) +
-                             (delta ? chunk : 0);
+  const int64_t per_worker =
+      3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (delta ? chunk : 0);
   const int64_t workers = p.num_threads + 1;
   const int64_t files = std::min<int64_t>(
       c.max_open_files, c.dataset.num_cases() * static_cast<int64_t>(p.outputs.size()));
@@ -186,8 +208,8 @@ Status CheckBudget(const CoreParts& p, const std::vector<RingArraySpec>& specs) 
   if (total > c.memory_budget_bytes) {
     return ResourceExhaustedError(
         "loader: needs " + Mib(total) + " (ring " + std::to_string(c.num_slots) + " slots x " +
-        Mib(BatchRing::SlotBytes(specs)) + " + scratch " + std::to_string(workers) +
-        " workers x " + Mib(per_worker) + " + open files " + std::to_string(files) + " x " +
+        Mib(BatchRing::SlotBytes(specs)) + " + scratch " + std::to_string(workers) + " workers x " +
+        Mib(per_worker) + " + open files " + std::to_string(files) + " x " +
         std::to_string(open_state) + " bytes), over the memory budget of " +
         Mib(c.memory_budget_bytes) + " (" + std::to_string(c.memory_budget_bytes) + " bytes)");
   }
@@ -196,8 +218,12 @@ Status CheckBudget(const CoreParts& p, const std::vector<RingArraySpec>& specs) 
 
 bool WantForeground(const LoaderConfig& c) {
   using Mode = ForegroundOptions::Mode;
-  if (c.foreground.mode == Mode::kOff) return false;
-  if (c.foreground.mode == Mode::kOn) return true;
+  if (c.foreground.mode == Mode::kOff) {
+    return false;
+  }
+  if (c.foreground.mode == Mode::kOn) {
+    return true;
+  }
   const bool forces = c.sampler.oversample_foreground > 0 || c.sampler.annotated_key >= 0;
   return forces && c.dataset.array_index(c.foreground.seg_array) >= 0;
 }
@@ -240,10 +266,11 @@ Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
                                   c.foreground.seg_array + "'");
     }
     std::vector<std::string> seg_paths;
-    for (int64_t i = 0; i < c.dataset.num_cases(); ++i) seg_paths.push_back(c.dataset.path(i, seg));
-    p.foreground = std::make_unique<ForegroundStore>(std::move(seg_paths), c.foreground.keys,
-                                                     c.foreground.seed,
-                                                     c.foreground.resident_bytes);
+    for (int64_t i = 0; i < c.dataset.num_cases(); ++i) {
+      seg_paths.push_back(c.dataset.path(i, seg));
+    }
+    p.foreground = std::make_unique<ForegroundStore>(
+        std::move(seg_paths), c.foreground.keys, c.foreground.seed, c.foreground.resident_bytes);
   }
   PATCHFEED_RETURN_IF_ERROR(ProbeDataset(*arena, p));
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));
@@ -268,8 +295,11 @@ Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
 
   std::vector<RingArraySpec> specs;
   for (const OutputArray& out : p.outputs) {
-    RingArraySpec s{out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
-    for (const int64_t q : c.sampler.patch_size) s.shape.push_back(q);
+    RingArraySpec s{
+        out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
+    for (const int64_t q : c.sampler.patch_size) {
+      s.shape.push_back(q);
+    }
     specs.push_back(std::move(s));
   }
   PATCHFEED_RETURN_IF_ERROR(CheckBudget(p, specs));
@@ -299,7 +329,9 @@ const Sampler& Loader::sampler() const { return core_->sampler(); }
 
 std::vector<ArrayView> Loader::array_layout() const {
   std::vector<ArrayView> views = core_->ring().views(0);
-  for (ArrayView& v : views) v.data = nullptr;
+  for (ArrayView& v : views) {
+    v.data = nullptr;
+  }
   return views;
 }
 
@@ -335,7 +367,9 @@ Lease& Lease::operator=(Lease&& other) noexcept {
 Lease::~Lease() { Release(); }
 
 void Lease::Release() {
-  if (slot_ >= 0) core_->Release(slot_);
+  if (slot_ >= 0) {
+    core_->Release(slot_);
+  }
   slot_ = -1;
   core_.reset();
 }
@@ -346,13 +380,17 @@ const std::vector<SampleSpec>& Lease::samples() const {
 }
 
 std::span<const ArrayView> Lease::arrays() const {
-  if (slot_ < 0) return {};
+  if (slot_ < 0) {
+    return {};
+  }
   return core_->ring().views(slot_);
 }
 
 const ArrayView* Lease::array(std::string_view name) const {
   for (const ArrayView& v : arrays()) {
-    if (v.name == name) return &v;
+    if (v.name == name) {
+      return &v;
+    }
   }
   return nullptr;
 }

@@ -85,7 +85,7 @@ struct ForegroundOptions {
   std::string seg_array = "seg";
   /// Class keys in the order the sampler sees them; empty: each case's labels > 0.
   std::vector<LabelSet> keys;
-  uint64_t seed = 1234;  ///< the index's voxel subset (nnU-Net uses 1234)
+  uint64_t seed = 1234;                         ///< the index's voxel subset (nnU-Net uses 1234)
   int64_t resident_bytes = int64_t{256} << 20;  ///< indexes kept in memory; the rest reload
 };
 
@@ -106,8 +106,8 @@ struct LoaderConfig {
   SamplerConfig sampler;
   ForegroundOptions foreground;
 
-  int num_threads = 0;  ///< arena size; 0: every core (tbb::info::default_concurrency())
-  int num_slots = 3;    ///< K, the batches in flight plus those held by the consumer
+  int num_threads = 0;            ///< arena size; 0: every core (tbb::info::default_concurrency())
+  int num_slots = 3;              ///< K, the batches in flight plus those held by the consumer
   int64_t max_open_files = 1024;  ///< frames kept open (least recently used closed first)
   codec::IoMode io_mode = codec::IoMode::kMmap;  ///< kPread for network file systems
   PinMode pin_memory = PinMode::kAuto;

@@ -44,10 +44,14 @@ void LoaderCore::Start() {
 void LoaderCore::Shutdown() {
   {
     std::lock_guard lock(mu_);
-    if (shut_down_) return;
+    if (shut_down_) {
+      return;
+    }
     stopping_ = true;
     for (Slot& s : slots_) {
-      if (s.reads != nullptr) s.reads->cancel();
+      if (s.reads != nullptr) {
+        s.reads->cancel();
+      }
     }
   }
   cv_.notify_all();
@@ -65,10 +69,14 @@ void LoaderCore::Shutdown() {
 void LoaderCore::SetState(Slot& slot, SlotState state) {
   auto counter = [this](SlotState s) -> std::atomic<int>& {
     switch (s) {
-      case SlotState::kFree: return counters_.slots_free;
-      case SlotState::kProducing: return counters_.slots_producing;
-      case SlotState::kReady: return counters_.slots_ready;
-      case SlotState::kLeased: break;
+      case SlotState::kFree:
+        return counters_.slots_free;
+      case SlotState::kProducing:
+        return counters_.slots_producing;
+      case SlotState::kReady:
+        return counters_.slots_ready;
+      case SlotState::kLeased:
+        break;
     }
     return counters_.slots_leased;
   };
@@ -78,7 +86,9 @@ void LoaderCore::SetState(Slot& slot, SlotState state) {
   slot.state = state;
   // Producers idle: no slot is being produced because every one is ready or leased.
   if (producing_ == 0 && !stopping_) {
-    if (!idle_since_) idle_since_ = Clock::now();
+    if (!idle_since_) {
+      idle_since_ = Clock::now();
+    }
   } else if (idle_since_) {
     MetricsCounters::Add(counters_.producer_wait_ns, Nanos(Clock::now() - *idle_since_));
     idle_since_.reset();
@@ -91,10 +101,14 @@ void LoaderCore::FreeLocked(Slot& slot) {
 }
 
 void LoaderCore::ScheduleLocked() {
-  if (!started_ || stopping_) return;
+  if (!started_ || stopping_) {
+    return;
+  }
   for (size_t i = 0; i < slots_.size(); ++i) {
     Slot& s = slots_[i];
-    if (s.state != SlotState::kFree) continue;
+    if (s.state != SlotState::kFree) {
+      continue;
+    }
     if (batches_per_epoch_ >= 0 && sched_batch_ >= batches_per_epoch_) {
       ++sched_epoch_;
       sched_batch_ = 0;
@@ -105,8 +119,7 @@ void LoaderCore::ScheduleLocked() {
     s.status = Status::Ok();
     SetState(s, SlotState::kProducing);
     const int slot = static_cast<int>(i);
-    EnqueueTask(*arena_, producers_, &producers_done_,
-                [this, slot] { ProduceBatch(slot); });
+    EnqueueTask(*arena_, producers_, &producers_done_, [this, slot] { ProduceBatch(slot); });
   }
 }
 
@@ -123,7 +136,9 @@ int LoaderCore::FindSlotLocked(int64_t epoch, int64_t batch) const {
 
 Result<Lease> LoaderCore::Next() {
   std::unique_lock lock(mu_);
-  if (stopping_) return CancelledError("the loader is shutting down");
+  if (stopping_) {
+    return CancelledError("the loader is shutting down");
+  }
   if (batches_per_epoch_ >= 0 && next_batch_ >= batches_per_epoch_) {
     const int64_t epoch = next_epoch_++;
     next_batch_ = 0;
@@ -133,10 +148,14 @@ Result<Lease> LoaderCore::Next() {
   int index = -1;
   while (true) {
     index = FindSlotLocked(next_epoch_, next_batch_);
-    if (index >= 0 && slots_[static_cast<size_t>(index)].state == SlotState::kReady) break;
+    if (index >= 0 && slots_[static_cast<size_t>(index)].state == SlotState::kReady) {
+      break;
+    }
     if (index < 0) {
       int leased = 0;
-      for (const Slot& s : slots_) leased += s.state == SlotState::kLeased;
+      for (const Slot& s : slots_) {
+        leased += s.state == SlotState::kLeased;
+      }
       if (leased == static_cast<int>(slots_.size())) {
         return ResourceExhaustedError(
             "Next(): the consumer holds all " + std::to_string(leased) +
@@ -144,7 +163,9 @@ Result<Lease> LoaderCore::Next() {
       }
     }
     cv_.wait(lock);
-    if (stopping_) return CancelledError("the loader is shutting down");
+    if (stopping_) {
+      return CancelledError("the loader is shutting down");
+    }
   }
   MetricsCounters::Add(counters_.consumer_wait_ns, Nanos(Clock::now() - start));
   Slot& slot = slots_[static_cast<size_t>(index)];
@@ -171,12 +192,18 @@ Status LoaderCore::Seek(int64_t epoch, int64_t batch_index) {
                                 std::to_string(batches_per_epoch_) + " batches");
   }
   std::lock_guard lock(mu_);
-  if (stopping_) return CancelledError("the loader is shutting down");
+  if (stopping_) {
+    return CancelledError("the loader is shutting down");
+  }
   ++generation_;
   for (Slot& s : slots_) {
-    if (s.state == SlotState::kReady) FreeLocked(s);
+    if (s.state == SlotState::kReady) {
+      FreeLocked(s);
+    }
     // Producing slots of the old generation free themselves when their producer returns.
-    if (s.state == SlotState::kProducing && s.reads != nullptr) s.reads->cancel();
+    if (s.state == SlotState::kProducing && s.reads != nullptr) {
+      s.reads->cancel();
+    }
   }
   sched_epoch_ = next_epoch_ = epoch;
   sched_batch_ = next_batch_ = batch_index;

@@ -16,11 +16,6 @@
 /// Scheduling state carries a generation: Seek bumps it, and a batch produced for an older
 /// generation is dropped (its reads cancelled) instead of delivered.
 
-#include <oneapi/tbb/enumerable_thread_specific.h>
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
-
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -29,6 +24,11 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 #include "codec/nd_reader.h"
 #include "loader/batch_ring.h"

@@ -25,13 +25,13 @@ struct LoaderMetrics {
   /// Compressed bytes behind the blocks decoded: the blocks' share of their file's compressed
   /// size (the file's mean ratio), not a count of the bytes the kernel moved.
   int64_t bytes_read = 0;
-  int64_t bytes_decoded = 0;    ///< whole Blosc blocks decoded (a box decodes every block it touches)
+  int64_t bytes_decoded = 0;  ///< whole Blosc blocks decoded (a box decodes every block it touches)
   int64_t bytes_delivered = 0;  ///< batch bytes handed to the consumer
 
   int64_t consumer_wait_ns = 0;  ///< time Next() spent waiting for its batch
   int64_t producer_wait_ns = 0;  ///< time the ring had no free slot for the next batch
 
-  int slots = 0;            ///< ring size K
+  int slots = 0;  ///< ring size K
   int slots_free = 0;
   int slots_producing = 0;  ///< being sampled and read
   int slots_ready = 0;      ///< read, waiting for Next()

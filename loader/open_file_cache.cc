@@ -6,8 +6,7 @@
 
 namespace patchfeed::loader {
 
-OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity,
-                             codec::FrameOpenOptions options)
+OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity, codec::FrameOpenOptions options)
     : dataset_(std::move(dataset)), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
 
 Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t case_index,
@@ -23,7 +22,9 @@ Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t c
     ++opens_;
   }
   auto opened = codec::NdArrayReader::Open(dataset_.path(case_index, array), options_);
-  if (!opened.ok()) return opened.status();
+  if (!opened.ok()) {
+    return opened.status();
+  }
   auto reader = std::make_shared<const codec::NdArrayReader>(std::move(*opened));
   // Evicted readers are released after the lock: closing a mapping is a system call.
   Reader evicted;

@@ -31,10 +31,12 @@ const CudaRuntime& Runtime() {
   static const CudaRuntime runtime = [] {
     CudaRuntime rt;
     void* handle = nullptr;
-    for (const char* name : {"libcudart.so", "libcudart.so.13", "libcudart.so.12",
-                             "libcudart.so.11.0"}) {
+    for (const char* name :
+         {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}) {
       handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (handle != nullptr) break;
+      if (handle != nullptr) {
+        break;
+      }
     }
     if (handle == nullptr) {
       rt.load_error = "the CUDA runtime (libcudart.so) could not be loaded";
@@ -87,10 +89,14 @@ Result<HostBuffer> HostBuffer::Allocate(size_t nbytes, PinMode mode) {
   }
   // The one touch: decode threads then never fault a page in.
   std::memset(b.data_, 0, b.size_);
-  if (mode == PinMode::kOff) return b;
+  if (mode == PinMode::kOff) {
+    return b;
+  }
   const CudaRuntime& rt = Runtime();
   if (rt.host_register == nullptr) {
-    if (mode == PinMode::kRequire) return UnimplementedError(rt.load_error + ": cannot pin");
+    if (mode == PinMode::kRequire) {
+      return UnimplementedError(rt.load_error + ": cannot pin");
+    }
     b.unpinned_reason_ = rt.load_error;
     return b;
   }
@@ -127,8 +133,12 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
 HostBuffer::~HostBuffer() { Reset(); }
 
 void HostBuffer::Reset() {
-  if (data_ == nullptr) return;
-  if (pinned_) Runtime().host_unregister(data_);
+  if (data_ == nullptr) {
+    return;
+  }
+  if (pinned_) {
+    Runtime().host_unregister(data_);
+  }
   std::free(data_);
   data_ = nullptr;
   size_ = 0;

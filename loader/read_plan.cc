@@ -21,14 +21,20 @@ std::vector<ReadCell> SplitBoxAtChunks(const codec::Box& box, const codec::NdGeo
     const int64_t lo = box.start[d], hi = box.stop[d], c = g.chunkshape[d];
     cuts[d].push_back(lo);
     const int64_t first = std::max<int64_t>(FloorDiv(lo, c) + 1, 1) * c;
-    for (int64_t x = first; x < hi && x < g.shape[d]; x += c) cuts[d].push_back(x);
+    for (int64_t x = first; x < hi && x < g.shape[d]; x += c) {
+      cuts[d].push_back(x);
+    }
     cuts[d].push_back(hi);
   }
   std::vector<ReadCell> cells;
   std::vector<size_t> k(n, 0);  // interval index per axis
-  if (n == 0) return cells;
+  if (n == 0) {
+    return cells;
+  }
   for (size_t d = 0; d < n; ++d) {
-    if (cuts[d].size() < 2 || box.stop[d] <= box.start[d]) return cells;
+    if (cuts[d].size() < 2 || box.stop[d] <= box.start[d]) {
+      return cells;
+    }
   }
   while (true) {
     ReadCell cell;
@@ -62,9 +68,13 @@ std::vector<ReadCell> SplitBoxAtChunks(const codec::Box& box, const codec::NdGeo
     // Next interval in C order.
     size_t d = n;
     while (d-- > 0) {
-      if (++k[d] + 1 < cuts[d].size()) break;
+      if (++k[d] + 1 < cuts[d].size()) {
+        break;
+      }
       k[d] = 0;
-      if (d == 0) return cells;
+      if (d == 0) {
+        return cells;
+      }
     }
   }
 }
@@ -79,14 +89,18 @@ std::vector<size_t> GroupCells(std::span<const ReadCell> cells, int64_t min_byte
       bytes = 0;
     }
   }
-  if (ends.empty() ? !cells.empty() : ends.back() != cells.size()) ends.push_back(cells.size());
+  if (ends.empty() ? !cells.empty() : ends.back() != cells.size()) {
+    ends.push_back(cells.size());
+  }
   return ends;
 }
 
 std::string BoxToString(const codec::Box& box) {
   std::string s = "[";
   for (size_t d = 0; d < box.start.size(); ++d) {
-    if (d > 0) s += ", ";
+    if (d > 0) {
+      s += ", ";
+    }
     s += std::to_string(box.start[d]) + ":" + std::to_string(box.stop[d]);
   }
   return s + "]";

@@ -49,18 +49,21 @@ std::vector<int64_t> SyntheticCaseShape(const SyntheticDatasetOptions& o, int i)
   return s;
 }
 
-Result<Dataset> WriteSyntheticDataset(const std::string& folder,
-                                      const SyntheticDatasetOptions& o) {
+Result<Dataset> WriteSyntheticDataset(const std::string& folder, const SyntheticDatasetOptions& o) {
   if (o.num_cases < 1 || o.channels < 1 || o.spatial_shape.empty()) {
     return InvalidArgumentError("synthetic dataset: need cases, channels and a spatial shape");
   }
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
-  if (ec) return IoError("cannot create " + folder + ": " + ec.message());
+  if (ec) {
+    return IoError("cannot create " + folder + ": " + ec.message());
+  }
   for (int i = 0; i < o.num_cases; ++i) {
     const std::vector<int64_t> spatial = SyntheticCaseShape(o, i);
     int64_t voxels = 1;
-    for (const int64_t s : spatial) voxels *= s;
+    for (const int64_t s : spatial) {
+      voxels *= s;
+    }
     // Coordinates of voxel v along the first, middle and last axis (2-D and 3-D alike).
     const int64_t nx = spatial.back();
     const int64_t ny = spatial.size() >= 2 ? spatial[spatial.size() - 2] : 1;
@@ -81,9 +84,9 @@ Result<Dataset> WriteSyntheticDataset(const std::string& folder,
       const double d2 = (z - cz) * (z - cz) + (y - cy) * (y - cy) + (x - cx) * (x - cx);
       seg[static_cast<size_t>(v)] = static_cast<int16_t>(d2 < r * r / 4 ? 2 : (d2 < r * r ? 1 : 0));
       for (int64_t c = 0; c < o.channels; ++c) {
-        const double field = 100.0 * std::sin(x / 9.0 + static_cast<double>(c)) *
-                                 std::cos(y / 13.0) +
-                             0.5 * z + 60.0 * std::exp(-d2 / (2 * r * r)) + 7.0 * i;
+        const double field =
+            100.0 * std::sin(x / 9.0 + static_cast<double>(c)) * std::cos(y / 13.0) + 0.5 * z +
+            60.0 * std::exp(-d2 / (2 * r * r)) + 7.0 * i;
         image[static_cast<size_t>(c * voxels + v)] = static_cast<float>(field);
       }
     }

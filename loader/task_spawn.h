@@ -17,11 +17,11 @@
 /// Captures must be trivially destructible (pointers, integers): the task object is destroyed
 /// by TBB after `done` is released.
 
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
-
 #include <type_traits>
 #include <utility>
+
+#include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define PATCHFEED_LOADER_TSAN 1

@@ -63,7 +63,8 @@ std::vector<std::byte> Labels(size_t nbytes) {
 const std::vector<std::byte>& Data(const std::string& kind, size_t nbytes) {
   static std::map<std::pair<std::string, size_t>, std::vector<std::byte>> cache;
   auto& d = cache[{kind, nbytes}];
-  if (d.empty()) d = kind == "float32" ? SmoothFloat32(nbytes) : Labels(nbytes);
+  if (d.empty())
+    d = kind == "float32" ? SmoothFloat32(nbytes) : Labels(nbytes);
   return d;
 }
 
@@ -76,7 +77,8 @@ blosc2_context* CBlosc2Cctx(const Config& c) {
   cp.clevel = static_cast<uint8_t>(c.clevel);
   cp.typesize = Typesize(c);
   cp.nthreads = 1;
-  for (auto& f : cp.filters) f = 0;
+  for (auto& f : cp.filters)
+    f = 0;
   cp.filters[BLOSC2_MAX_FILTERS - 1] = static_cast<uint8_t>(c.filter);
   return blosc2_create_cctx(cp);
 }
@@ -117,10 +119,12 @@ void BM_DecodePatchfeed(benchmark::State& state, Config c) {
   BlockDecoder decoder;
   for (auto _ : state) {
     const Status st = decoder.DecodeChunk(chunk, out);
-    if (!st.ok()) state.SkipWithError(st.ToString().c_str());
+    if (!st.ok())
+      state.SkipWithError(st.ToString().c_str());
     benchmark::DoNotOptimize(out.data());
   }
-  if (out != Data(c.data, c.mb << 20)) state.SkipWithError("decoded data differs");
+  if (out != Data(c.data, c.mb << 20))
+    state.SkipWithError("decoded data differs");
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * out.size()));
   state.counters["ratio"] = static_cast<double>(out.size()) / static_cast<double>(chunk.size());
 }
@@ -151,7 +155,8 @@ void BM_DecodeCBlosc2(benchmark::State& state, Config c) {
   for (auto _ : state) {
     const int n = blosc2_decompress_ctx(dctx, chunk.data(), static_cast<int32_t>(chunk.size()),
                                         out.data(), static_cast<int32_t>(out.size()));
-    if (n < 0) state.SkipWithError("c-blosc2 failed");
+    if (n < 0)
+      state.SkipWithError("c-blosc2 failed");
     benchmark::DoNotOptimize(out.data());
   }
   blosc2_free_ctx(dctx);
@@ -191,17 +196,15 @@ int RegisterAll() {
         for (size_t mb : {size_t{1}, size_t{8}}) {
           const Config c{data, codec, clevel, filter, mb};
           const std::string name = ConfigName(c);
-          benchmark::RegisterBenchmark(("BM_Decode/patchfeed/" + name).c_str(),
-                                       BM_DecodePatchfeed, c);
-#ifdef PATCHFEED_BENCH_WITH_CBLOSC2
-          benchmark::RegisterBenchmark(("BM_Decode/cblosc2/" + name).c_str(), BM_DecodeCBlosc2,
+          benchmark::RegisterBenchmark(("BM_Decode/patchfeed/" + name).c_str(), BM_DecodePatchfeed,
                                        c);
+#ifdef PATCHFEED_BENCH_WITH_CBLOSC2
+          benchmark::RegisterBenchmark(("BM_Decode/cblosc2/" + name).c_str(), BM_DecodeCBlosc2, c);
 #endif
-          benchmark::RegisterBenchmark(("BM_Encode/patchfeed/" + name).c_str(),
-                                       BM_EncodePatchfeed, c);
-#ifdef PATCHFEED_BENCH_WITH_CBLOSC2
-          benchmark::RegisterBenchmark(("BM_Encode/cblosc2/" + name).c_str(), BM_EncodeCBlosc2,
+          benchmark::RegisterBenchmark(("BM_Encode/patchfeed/" + name).c_str(), BM_EncodePatchfeed,
                                        c);
+#ifdef PATCHFEED_BENCH_WITH_CBLOSC2
+          benchmark::RegisterBenchmark(("BM_Encode/cblosc2/" + name).c_str(), BM_EncodeCBlosc2, c);
 #endif
         }
       }

@@ -32,7 +32,8 @@ template <typename F>
 inline Status ForEachIndex(int n, const int64_t* lo, const int64_t* hi, F&& f) {
   Index idx{};
   for (int d = 0; d < n; ++d) {
-    if (lo[d] >= hi[d]) return Status::Ok();
+    if (lo[d] >= hi[d])
+      return Status::Ok();
     idx[static_cast<size_t>(d)] = lo[d];
   }
   while (true) {
@@ -40,10 +41,12 @@ inline Status ForEachIndex(int n, const int64_t* lo, const int64_t* hi, F&& f) {
     int d = n - 1;
     for (; d >= 0; --d) {
       auto& v = idx[static_cast<size_t>(d)];
-      if (++v < hi[d]) break;
+      if (++v < hi[d])
+        break;
       v = lo[d];
     }
-    if (d < 0) return Status::Ok();
+    if (d < 0)
+      return Status::Ok();
   }
 }
 
@@ -51,13 +54,13 @@ inline Status ForEachIndex(int n, const int64_t* lo, const int64_t* hi, F&& f) {
 // destination; trailing dimensions contiguous in both are merged into longer rows first, and
 // the outer dimensions advance pointers by their strides (no per-row index arithmetic).
 struct RowWalk {
-  int outer = 0;                  // number of outer dimensions
-  Index extent{};                 // outer extents
+  int outer = 0;   // number of outer dimensions
+  Index extent{};  // outer extents
   Index src_stride{}, dst_stride{};
-  int64_t row_bytes = 0;          // bytes per row (merged)
-  int64_t row_items = 0;          // items per row, when the rows are not byte-contiguous
+  int64_t row_bytes = 0;  // bytes per row (merged)
+  int64_t row_items = 0;  // items per row, when the rows are not byte-contiguous
   bool dst_row_contiguous = true;
-  int64_t dst_item_stride = 0;    // byte stride between items of a row in dst
+  int64_t dst_item_stride = 0;  // byte stride between items of a row in dst
   int64_t itemsize = 0;
 };
 
@@ -69,8 +72,8 @@ inline RowWalk MakeRowWalk(int n, int64_t itemsize, const int64_t* shape,
   w.itemsize = itemsize;
   int last = n - 1;
   int64_t items = shape[last];
-  w.dst_row_contiguous = dst_strides[last] == itemsize &&
-                         (src_strides == nullptr || src_strides[last] == itemsize);
+  w.dst_row_contiguous =
+      dst_strides[last] == itemsize && (src_strides == nullptr || src_strides[last] == itemsize);
   if (w.dst_row_contiguous) {
     // Merge dimension last-1 into the row while both sides are contiguous across it.
     while (last > 0 && dst_strides[last - 1] == items * itemsize &&
@@ -98,7 +101,8 @@ inline void ForEachRow(const RowWalk& w, F&& row) {
   Index idx{};
   int64_t so = 0, dof = 0;
   for (int d = 0; d < w.outer; ++d) {
-    if (w.extent[static_cast<size_t>(d)] <= 0) return;
+    if (w.extent[static_cast<size_t>(d)] <= 0)
+      return;
   }
   while (true) {
     row(so, dof);
@@ -107,12 +111,14 @@ inline void ForEachRow(const RowWalk& w, F&& row) {
       const auto i = static_cast<size_t>(d);
       so += w.src_stride[i];
       dof += w.dst_stride[i];
-      if (++idx[i] < w.extent[i]) break;
+      if (++idx[i] < w.extent[i])
+        break;
       so -= w.src_stride[i] * w.extent[i];
       dof -= w.dst_stride[i] * w.extent[i];
       idx[i] = 0;
     }
-    if (d < 0) return;
+    if (d < 0)
+      return;
   }
 }
 
@@ -135,12 +141,13 @@ inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t
   for (int d = 0; d < n; ++d) {
     const auto i = static_cast<size_t>(d);
     shape[i] = hi[d] - lo[d];
-    if (shape[i] <= 0) return;
+    if (shape[i] <= 0)
+      return;
     so += (lo[d] - src_origin[d]) * src_strides[i];
     dof += (lo[d] - dst_origin[d]) * dst.byte_strides[i];
   }
-  const RowWalk w = MakeRowWalk(n, itemsize, shape.data(), src_strides.data(),
-                                dst.byte_strides.data());
+  const RowWalk w =
+      MakeRowWalk(n, itemsize, shape.data(), src_strides.data(), dst.byte_strides.data());
   const std::byte* s0 = src + so;
   std::byte* d0 = dst.data + dof;
   ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
@@ -164,7 +171,8 @@ inline void FillView(int n, const NdView& dst, std::span<const std::byte> item) 
     return;
   }
   for (int d = 0; d < n; ++d) {
-    if (dst.shape[static_cast<size_t>(d)] <= 0) return;
+    if (dst.shape[static_cast<size_t>(d)] <= 0)
+      return;
   }
   const RowWalk w = MakeRowWalk(n, itemsize, dst.shape.data(), nullptr, dst.byte_strides.data());
   const bool uniform =

@@ -43,9 +43,13 @@ bool ParseList(const char* s, std::vector<int64_t>* out) {
   while (*s) {
     char* end = nullptr;
     out->push_back(std::strtoll(s, &end, 10));
-    if (end == s || out->back() <= 0) return false;
+    if (end == s || out->back() <= 0) {
+      return false;
+    }
     s = *end == ',' ? end + 1 : end;
-    if (*end != ',' && *end != '\0') return false;
+    if (*end != ',' && *end != '\0') {
+      return false;
+    }
   }
   return !out->empty();
 }
@@ -54,18 +58,30 @@ bool Parse(int argc, char** argv, Options* o) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (v == nullptr) return false;
+    if (v == nullptr) {
+      return false;
+    }
     ++i;
-    if (a == "--dir") o->dir = v;
-    else if (a == "--generate") o->generate = std::atoi(v);
-    else if (a == "--steps") o->steps = std::atoll(v);
-    else if (a == "--batch") o->batch = std::atoll(v);
-    else if (a == "--threads") o->threads = std::atoi(v);
-    else if (a == "--slots") o->slots = std::atoi(v);
-    else if (a == "--step-ms") o->step_ms = std::atoi(v);
-    else if (a == "--oversample") o->oversample = std::atof(v);
-    else if (a == "--patch") {
-      if (!ParseList(v, &o->patch)) return false;
+    if (a == "--dir") {
+      o->dir = v;
+    } else if (a == "--generate") {
+      o->generate = std::atoi(v);
+    } else if (a == "--steps") {
+      o->steps = std::atoll(v);
+    } else if (a == "--batch") {
+      o->batch = std::atoll(v);
+    } else if (a == "--threads") {
+      o->threads = std::atoi(v);
+    } else if (a == "--slots") {
+      o->slots = std::atoi(v);
+    } else if (a == "--step-ms") {
+      o->step_ms = std::atoi(v);
+    } else if (a == "--oversample") {
+      o->oversample = std::atof(v);
+    } else if (a == "--patch") {
+      if (!ParseList(v, &o->patch)) {
+        return false;
+      }
     } else {
       return false;
     }
@@ -80,11 +96,15 @@ void TrainStep(const pl::Lease& batch, double* mean, double* foreground) {
   double sum = 0;
   const auto* px = reinterpret_cast<const float*>(image->data);
   const int64_t n = image->nbytes / 4;
-  for (int64_t i = 0; i < n; ++i) sum += px[i];
+  for (int64_t i = 0; i < n; ++i) {
+    sum += px[i];
+  }
   int64_t fg = 0;
   const auto* pl_ = reinterpret_cast<const int16_t*>(seg->data);
   const int64_t m = seg->nbytes / 2;
-  for (int64_t i = 0; i < m; ++i) fg += pl_[i] > 0;
+  for (int64_t i = 0; i < m; ++i) {
+    fg += pl_[i] > 0;
+  }
   *mean = sum / static_cast<double>(n);
   *foreground = static_cast<double>(fg) / static_cast<double>(m);
 }
@@ -100,7 +120,9 @@ Status Run(const Options& o) {
     synth.num_cases = o.generate;
     synth.patch_size = o.patch;
     synth.spatial_shape.clear();
-    for (const int64_t p : o.patch) synth.spatial_shape.push_back(p * 3 / 2);
+    for (const int64_t p : o.patch) {
+      synth.spatial_shape.push_back(p * 3 / 2);
+    }
     std::printf("writing %d synthetic cases to %s\n", o.generate, dir.c_str());
     PATCHFEED_ASSIGN_OR_RETURN(config.dataset, pl::WriteSyntheticDataset(dir, synth));
   } else {
@@ -114,7 +136,7 @@ Status Run(const Options& o) {
   config.num_threads = o.threads;
   config.num_slots = o.slots;
   PATCHFEED_ASSIGN_OR_RETURN(std::unique_ptr<pl::Loader> loader, pl::Loader::Create(config));
-  std::printf("%lld cases, %d threads, ring of %d slots (%s), batch", 
+  std::printf("%lld cases, %d threads, ring of %d slots (%s), batch",
               static_cast<long long>(loader->num_cases()), loader->num_threads(), o.slots,
               loader->pinned() ? "pinned" : "not pinned");
   for (const pl::ArrayView& v : loader->array_layout()) {
@@ -131,7 +153,9 @@ Status Run(const Options& o) {
   for (int64_t step = 0; step < o.steps; ++step) {
     PATCHFEED_ASSIGN_OR_RETURN(pl::Lease batch, loader->Next());
     TrainStep(batch, &mean, &foreground);
-    if (o.step_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(o.step_ms));
+    if (o.step_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(o.step_ms));
+    }
     if ((step + 1) % 10 == 0 || step + 1 == o.steps) {
       std::printf("step %lld/%lld: image mean %.2f, foreground %.1f%%\n",
                   static_cast<long long>(step + 1), static_cast<long long>(o.steps), mean,
@@ -148,8 +172,9 @@ Status Run(const Options& o) {
       static_cast<long long>(o.steps), seconds, static_cast<double>(o.steps) / seconds,
       static_cast<double>(m.samples_delivered) / seconds,
       static_cast<double>(m.bytes_delivered) / seconds / 1e6,
-      static_cast<double>(m.bytes_decoded) / seconds / 1e6, static_cast<double>(m.consumer_wait_ns) / 1e9,
-      static_cast<double>(m.producer_wait_ns) / 1e9, static_cast<long long>(m.files_opened));
+      static_cast<double>(m.bytes_decoded) / seconds / 1e6,
+      static_cast<double>(m.consumer_wait_ns) / 1e9, static_cast<double>(m.producer_wait_ns) / 1e9,
+      static_cast<long long>(m.files_opened));
   return Status::Ok();
 }
 

@@ -51,14 +51,16 @@ TEST(ChunkFormatTest, RepeatedValueTakesItsSizeFromCbytes) {
   chunk[33] = std::byte{2};
   chunk[34] = std::byte{3};
   ASSERT_OK_AND_ASSIGN(const auto data, DecompressChunk(chunk));
-  for (size_t i = 0; i < data.size(); ++i) EXPECT_EQ(data[i], std::byte(1 + i % 3)) << i;
+  for (size_t i = 0; i < data.size(); ++i)
+    EXPECT_EQ(data[i], std::byte(1 + i % 3)) << i;
 }
 
 TEST(ChunkFormatTest, NaNChunkOfFloat32) {
   auto chunk = Blosc2Header(16, 16, 32);
   chunk[0x1F] = std::byte{0x20};
   ASSERT_OK_AND_ASSIGN(const auto data, DecompressChunk(chunk));
-  for (size_t i = 0; i < 16; i += 4) EXPECT_EQ(LoadLE<uint32_t>(data.data() + i), 0x7FC00000u);
+  for (size_t i = 0; i < 16; i += 4)
+    EXPECT_EQ(LoadLE<uint32_t>(data.data() + i), 0x7FC00000u);
 }
 
 TEST(ChunkFormatTest, UninitializedChunkDecodesToZeros) {
@@ -149,7 +151,8 @@ TEST(ChunkFormatTest, CodecAndFilterNamesRoundTrip) {
     ASSERT_OK_AND_ASSIGN(const Codec parsed, ParseCodecName(CodecName(c)));
     EXPECT_EQ(parsed, c);
   }
-  EXPECT_THAT(ParseCodecName("snappy"), StatusIs(StatusCode::kInvalidArgument, HasSubstr("snappy")));
+  EXPECT_THAT(ParseCodecName("snappy"),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("snappy")));
   ASSERT_OK_AND_ASSIGN(const Filter f, ParseFilterName("BitShuffle"));
   EXPECT_EQ(f, Filter::kBitShuffle);
 }

@@ -24,7 +24,8 @@ std::vector<std::vector<std::byte>> Corpus() {
   std::vector<std::vector<std::byte>> corpus;
   for (const auto& f : testing::GoldenChunkFiles()) {
     auto chunk = testing::ReadFileBytes(f);
-    if (chunk.size() <= 40000) corpus.push_back(std::move(chunk));
+    if (chunk.size() <= 40000)
+      corpus.push_back(std::move(chunk));
   }
   std::vector<std::byte> data(20000);
   for (size_t i = 0; i < data.size(); ++i) {
@@ -53,17 +54,20 @@ std::vector<std::vector<std::byte>> Corpus() {
 // successful decode must not have touched the guard bytes after the output.
 void DecodeMustNotMisbehave(const std::vector<std::byte>& chunk, BlockDecoder& decoder) {
   auto sizes = ReadChunkSizes(chunk);
-  if (!sizes.ok() || sizes->nbytes > (4 << 20)) return;  // e.g. a valid huge special chunk
+  if (!sizes.ok() || sizes->nbytes > (4 << 20))
+    return;  // e.g. a valid huge special chunk
   constexpr size_t kGuard = 64;
   std::vector<std::byte> out(static_cast<size_t>(sizes->nbytes) + kGuard, std::byte{0xA5});
   const Status st = decoder.DecodeChunk(chunk, std::span(out).first(out.size() - kGuard));
   if (st.ok()) {
-    for (size_t i = out.size() - kGuard; i < out.size(); ++i) ASSERT_EQ(out[i], std::byte{0xA5});
+    for (size_t i = out.size() - kGuard; i < out.size(); ++i)
+      ASSERT_EQ(out[i], std::byte{0xA5});
   } else {
     ASSERT_FALSE(st.message().empty());
   }
   auto header = ParseChunkHeader(chunk);
-  if (!header.ok()) return;
+  if (!header.ok())
+    return;
   for (int32_t b = 0; b < header->nblocks; b += std::max(1, header->nblocks / 4)) {
     std::vector<std::byte> block(static_cast<size_t>(header->block_nbytes(b)));
     (void)decoder.DecodeBlock(chunk, *header, b, block);
@@ -111,7 +115,8 @@ TEST(ChunkRobustnessTest, RandomCorruptionsNeverMisbehave) {
       }
       DecodeMustNotMisbehave(bad, decoder);
       auto sizes = ReadChunkSizes(bad);
-      if (sizes.ok() && sizes->nbytes > (4 << 20)) continue;
+      if (sizes.ok() && sizes->nbytes > (4 << 20))
+        continue;
       auto r = DecompressChunk(bad);
       (r.ok() ? successes : errors)++;
     }

@@ -63,8 +63,8 @@ void ExpectRoundTrip(const EncodeOptions& o, const std::vector<std::byte>& data)
   for (int32_t b = h.nblocks - 1; b >= 0; --b) {
     std::vector<std::byte> out(static_cast<size_t>(h.block_nbytes(b)));
     ASSERT_OK(decoder.DecodeBlock(chunk, h, b, out));
-    ASSERT_EQ(0, std::memcmp(out.data(), data.data() + static_cast<size_t>(b) * h.blocksize,
-                             out.size()))
+    ASSERT_EQ(
+        0, std::memcmp(out.data(), data.data() + static_cast<size_t>(b) * h.blocksize, out.size()))
         << "block " << b;
   }
 }
@@ -86,7 +86,8 @@ TEST_P(ChunkRoundTripTest, ExactForManySizesAndKinds) {
                    size_t{70001}, size_t{300007}}) {
     for (DataKind kind : {DataKind::kSmooth, DataKind::kLabels, DataKind::kRandom}) {
       for (int clevel : {1, 5, 9}) {
-        if (codec == Codec::kZstd && clevel == 9 && n > 100000) continue;  // slow and redundant
+        if (codec == Codec::kZstd && clevel == 9 && n > 100000)
+          continue;  // slow and redundant
         o.clevel = clevel;
         SCOPED_TRACE("n=" + std::to_string(n) + " kind=" + std::to_string(static_cast<int>(kind)) +
                      " clevel=" + std::to_string(clevel));
@@ -101,45 +102,45 @@ std::string MatrixName(const ::testing::TestParamInfo<MatrixParam>& info) {
   std::string split_name = split == SplitMode::kAlways  ? "always"
                            : split == SplitMode::kNever ? "never"
                                                         : "auto";
-  std::string name = std::string(CodecName(codec)) + "_" + FilterName(static_cast<uint8_t>(filter)) +
-                     "_ts" + std::to_string(typesize) + "_" + split_name +
-                     (blosc1 ? "_blosc1" : "_blosc2");
+  std::string name = std::string(CodecName(codec)) + "_" +
+                     FilterName(static_cast<uint8_t>(filter)) + "_ts" + std::to_string(typesize) +
+                     "_" + split_name + (blosc1 ? "_blosc1" : "_blosc2");
   return name;
 }
 
-const auto kAllCodecs = ::testing::Values(Codec::kBloscLZ, Codec::kLZ4, Codec::kLZ4HC,
-                                          Codec::kZlib, Codec::kZstd);
+const auto kAllCodecs =
+    ::testing::Values(Codec::kBloscLZ, Codec::kLZ4, Codec::kLZ4HC, Codec::kZlib, Codec::kZstd);
 
-INSTANTIATE_TEST_SUITE_P(
-    Blosc2, ChunkRoundTripTest,
-    ::testing::Combine(kAllCodecs,
-                       ::testing::Values(Filter::kNone, Filter::kShuffle, Filter::kBitShuffle,
-                                         Filter::kDelta, Filter::kByteDelta),
-                       ::testing::Values(1, 4, 12),
-                       ::testing::Values(SplitMode::kAuto, SplitMode::kAlways),
-                       ::testing::Values(false)),
-    MatrixName);
+INSTANTIATE_TEST_SUITE_P(Blosc2, ChunkRoundTripTest,
+                         ::testing::Combine(kAllCodecs,
+                                            ::testing::Values(Filter::kNone, Filter::kShuffle,
+                                                              Filter::kBitShuffle, Filter::kDelta,
+                                                              Filter::kByteDelta),
+                                            ::testing::Values(1, 4, 12),
+                                            ::testing::Values(SplitMode::kAuto, SplitMode::kAlways),
+                                            ::testing::Values(false)),
+                         MatrixName);
 
 // Blosc1 chunks carry one shuffle or bitshuffle at most.
-INSTANTIATE_TEST_SUITE_P(
-    Blosc1, ChunkRoundTripTest,
-    ::testing::Combine(kAllCodecs,
-                       ::testing::Values(Filter::kNone, Filter::kShuffle, Filter::kBitShuffle),
-                       ::testing::Values(1, 4, 12),
-                       ::testing::Values(SplitMode::kAuto, SplitMode::kAlways),
-                       ::testing::Values(true)),
-    MatrixName);
+INSTANTIATE_TEST_SUITE_P(Blosc1, ChunkRoundTripTest,
+                         ::testing::Combine(kAllCodecs,
+                                            ::testing::Values(Filter::kNone, Filter::kShuffle,
+                                                              Filter::kBitShuffle),
+                                            ::testing::Values(1, 4, 12),
+                                            ::testing::Values(SplitMode::kAuto, SplitMode::kAlways),
+                                            ::testing::Values(true)),
+                         MatrixName);
 
 TEST(ChunkEncoderTest, FilterChainsRoundTrip) {
   EncodeOptions o;
   o.codec = Codec::kLZ4;
   o.typesize = 4;
-  o.filters = {Filter::kDelta, Filter::kShuffle, Filter::kByteDelta, Filter::kNone,
-               Filter::kNone,  Filter::kBitShuffle};
+  o.filters = {Filter::kDelta, Filter::kShuffle, Filter::kByteDelta,
+               Filter::kNone,  Filter::kNone,    Filter::kBitShuffle};
   ExpectRoundTrip(o, MakeData(DataKind::kSmooth, 123457, 7));
   o.typesize = 2;
-  o.filters = {Filter::kShuffle, Filter::kBitShuffle, Filter::kDelta, Filter::kNone,
-               Filter::kNone,    Filter::kNone};
+  o.filters = {Filter::kShuffle, Filter::kBitShuffle, Filter::kDelta,
+               Filter::kNone,    Filter::kNone,       Filter::kNone};
   ExpectRoundTrip(o, MakeData(DataKind::kLabels, 65535, 8));
 }
 

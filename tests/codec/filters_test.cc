@@ -18,7 +18,8 @@ namespace {
 std::vector<std::byte> RandomBytes(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<std::byte> v(n);
-  for (auto& b : v) b = static_cast<std::byte>(rng());
+  for (auto& b : v)
+    b = static_cast<std::byte>(rng());
   return v;
 }
 
@@ -62,9 +63,8 @@ TEST(DeltaTest, LaterBlocksXorWithBlock0AndRoundTrip) {
 }
 
 TEST(ByteDeltaTest, DifferencesPerStreamAndRoundTrip) {
-  const std::vector<std::byte> src = {std::byte{5}, std::byte{7}, std::byte{6},
-                                      std::byte{1}, std::byte{1}, std::byte{0},
-                                      std::byte{9}};
+  const std::vector<std::byte> src = {std::byte{5}, std::byte{7}, std::byte{6}, std::byte{1},
+                                      std::byte{1}, std::byte{0}, std::byte{9}};
   std::vector<std::byte> dst(src.size());
   ByteDeltaEncode(2, src.data(), dst.data(), src.size());  // two streams of 3, 1 byte left
   EXPECT_EQ(dst[0], std::byte{5});

@@ -49,7 +49,8 @@ TEST_P(GoldenChunkTest, DecodesEveryBlockAloneExactly) {
 
 std::string Name(const ::testing::TestParamInfo<std::filesystem::path>& info) {
   std::string s = info.param.stem().string();
-  std::replace_if(s.begin(), s.end(), [](char c) { return !std::isalnum(c); }, '_');
+  std::replace_if(
+      s.begin(), s.end(), [](char c) { return !std::isalnum(c); }, '_');
   return s;
 }
 

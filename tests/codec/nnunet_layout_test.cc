@@ -6,6 +6,7 @@
 #include "codec/nnunet_layout.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -62,7 +63,10 @@ INSTANTIATE_TEST_SUITE_P(
         LayoutCase{{1, 64, 64, 64}, {10, 20, 30}, 2, {1, 16, 32, 45}, {1, 16, 32, 32}},
         // Huge items: blocks shrink to single items, chunks stop at the 6 MiB cap.
         LayoutCase{{1, 1, 64, 64}, {64, 64}, 131072, {1, 1, 8, 6}, {1, 1, 1, 1}},
-        LayoutCase{{1, 2, 2, 2}, {2, 2, 2}, 32768, {1, 2, 2, 2}, {1, 2, 2, 1}}));
+        LayoutCase{{1, 2, 2, 2}, {2, 2, 2}, 32768, {1, 2, 2, 2}, {1, 2, 2, 1}}),
+    [](const ::testing::TestParamInfo<LayoutCase>& info) {
+      return "Case" + std::to_string(info.index);
+    });
 
 TEST(NnUNetLayoutErrorsTest, ReturnsEmptyWhereNnUNetRaises) {
   const auto empty = [](const ChunkBlockShapes& r) {

@@ -27,7 +27,8 @@ inline std::vector<std::byte> ReadFileBytes(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::vector<std::byte> out(chars.size());
-  for (size_t i = 0; i < chars.size(); ++i) out[i] = static_cast<std::byte>(chars[i]);
+  for (size_t i = 0; i < chars.size(); ++i)
+    out[i] = static_cast<std::byte>(chars[i]);
   return out;
 }
 
@@ -35,7 +36,8 @@ inline std::vector<std::byte> ReadFileBytes(const std::filesystem::path& path) {
 inline std::vector<std::filesystem::path> GoldenChunkFiles() {
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(CodecTestDataDir() / "golden")) {
-    if (e.path().extension() == ".chunk") files.push_back(e.path());
+    if (e.path().extension() == ".chunk")
+      files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   return files;

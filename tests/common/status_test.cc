@@ -16,7 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 
 Result<int> Half(int x) {
-  if (x % 2 != 0) return InvalidArgumentError("odd number " + std::to_string(x));
+  if (x % 2 != 0)
+    return InvalidArgumentError("odd number " + std::to_string(x));
   return x / 2;
 }
 

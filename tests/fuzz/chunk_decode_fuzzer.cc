@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> chunk(reinterpret_cast<const std::byte*>(data), size);
   static BlockDecoder decoder;  // reused like a worker's decoder, so scratch reuse is fuzzed too
   auto header = ParseChunkHeader(chunk);
-  if (!header.ok() || header->nbytes > (16 << 20)) return 0;
+  if (!header.ok() || header->nbytes > (16 << 20))
+    return 0;
   std::vector<std::byte> out(static_cast<size_t>(header->nbytes));
   (void)decoder.DecodeChunk(chunk, out);
   for (int32_t b = header->nblocks - 1; b >= 0 && b >= header->nblocks - 3; --b) {

@@ -18,8 +18,8 @@ namespace patchfeed::loader {
 namespace {
 
 using ::testing::AllOf;
-using ::testing::HasSubstr;
 using testing::ExpectMatchesNaiveRead;
+using ::testing::HasSubstr;
 using testing::Snapshot;
 using testing::TempDir;
 using testing::TinyConfig;
@@ -29,7 +29,9 @@ using testing::TinyDatasetOptions;
 Status FirstError(Loader& loader, int limit) {
   for (int i = 0; i < limit; ++i) {
     auto lease = loader.Next();
-    if (!lease.ok()) return lease.status();
+    if (!lease.ok()) {
+      return lease.status();
+    }
   }
   return Status::Ok();
 }
@@ -67,11 +69,11 @@ TEST(LoaderErrorsTest, FileDeletedMidEpochSurfacesAtNext) {
   ASSERT_OK(FirstError(*loader, 2));
   std::filesystem::remove(ds.path(2, 1));
   ASSERT_OK(loader->Seek(0, 50));
-  EXPECT_THAT(FirstError(*loader, 50),
-              StatusIs(StatusCode::kNotFound,
-                       AllOf(HasSubstr("case 'case_002' (#2)"), HasSubstr("array 'seg'"),
-                             HasSubstr(ds.path(2, 1)), HasSubstr("chunk"),
-                             HasSubstr("patch box"))));
+  EXPECT_THAT(
+      FirstError(*loader, 50),
+      StatusIs(StatusCode::kNotFound,
+               AllOf(HasSubstr("case 'case_002' (#2)"), HasSubstr("array 'seg'"),
+                     HasSubstr(ds.path(2, 1)), HasSubstr("chunk"), HasSubstr("patch box"))));
   loader.reset();  // with the error's batch and others in flight
 }
 
@@ -88,7 +90,9 @@ TEST(LoaderErrorsTest, SkipPolicyRedrawsDeterministicallyAndCounts) {
     std::vector<testing::BatchSnapshot> run;
     for (int b = 0; b < 10; ++b) {
       ASSERT_OK_AND_ASSIGN(Lease lease, loader->Next());
-      for (const SampleSpec& s : lease.samples()) EXPECT_NE(s.case_index, 2);
+      for (const SampleSpec& s : lease.samples()) {
+        EXPECT_NE(s.case_index, 2);
+      }
       ExpectMatchesNaiveRead(lease, ds, c.sampler.patch_size);
       run.push_back(Snapshot(lease));
     }

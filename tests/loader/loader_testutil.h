@@ -94,7 +94,9 @@ inline BatchSnapshot Snapshot(const Lease& lease) {
     s.cases.push_back(spec.case_index);
     s.corners.push_back(spec.box_start);
   }
-  for (const ArrayView& v : lease.arrays()) s.arrays.emplace_back(v.data, v.data + v.nbytes);
+  for (const ArrayView& v : lease.arrays()) {
+    s.arrays.emplace_back(v.data, v.data + v.nbytes);
+  }
   return s;
 }
 
@@ -110,8 +112,7 @@ inline void ExpectMatchesNaiveRead(const Lease& lease, const Dataset& dataset,
       const SampleSpec& spec = lease.samples()[j];
       ASSERT_OK_AND_ASSIGN(auto reader,
                            codec::NdArrayReader::Open(dataset.path(spec.case_index, array)));
-      ASSERT_OK_AND_ASSIGN(auto pad,
-                           codec::ItemFromDouble(view.dtype, view.itemsize, pad_value));
+      ASSERT_OK_AND_ASSIGN(auto pad, codec::ItemFromDouble(view.dtype, view.itemsize, pad_value));
       codec::Box box{{0}, {view.shape[1]}};
       for (size_t d = 0; d < patch.size(); ++d) {
         box.start.push_back(spec.box_start[d]);
@@ -143,7 +144,9 @@ inline void CorruptEveryChunk(const std::string& path) {
     std::vector<std::byte> scratch;
     auto chunk = frame->GetChunk(i, scratch);
     ASSERT_TRUE(chunk.ok());
-    if (chunk->size() <= 32) continue;  // special chunks live in the offsets
+    if (chunk->size() <= 32) {
+      continue;  // special chunks live in the offsets
+    }
     auto it = std::search(bytes.begin() + static_cast<std::ptrdiff_t>(from), bytes.end(),
                           reinterpret_cast<const char*>(chunk->data()),
                           reinterpret_cast<const char*>(chunk->data()) + 32);

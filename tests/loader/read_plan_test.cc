@@ -45,7 +45,9 @@ TEST(ReadPlanTest, CellsTileTheBoxAlongChunkBoundaries) {
   EXPECT_EQ(cells[3].chunk, 3);  // chunks_per_dim = (3, 3)
   EXPECT_EQ(cells[4].dst_offset, 7 * 50 + 3 * 2);
   int64_t bytes = 0;
-  for (const auto& c : cells) bytes += c.nbytes;
+  for (const auto& c : cells) {
+    bytes += c.nbytes;
+  }
   EXPECT_EQ(bytes, 10 * 25 * 2);
   // [-3,4) x [5,8): inside rows 0..3 (blocks 0, 1), columns 5..7 (block 1 of chunk 0).
   EXPECT_EQ(cells[0].decoded_bytes, 2 * 1 * 8 * 2);
@@ -62,7 +64,9 @@ TEST(ReadPlanTest, BoxesOutsideTheArrayArePaddingCells) {
 TEST(ReadPlanTest, GroupsCellsIntoRunsOfAtLeastMinBytes) {
   std::vector<ReadCell> cells(5);
   const int64_t sizes[] = {10, 30, 5, 5, 50};
-  for (size_t i = 0; i < 5; ++i) cells[i].nbytes = sizes[i];
+  for (size_t i = 0; i < 5; ++i) {
+    cells[i].nbytes = sizes[i];
+  }
   EXPECT_EQ(GroupCells(cells, 20), (std::vector<size_t>{2, 5}));
   EXPECT_EQ(GroupCells(cells, 0), (std::vector<size_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(GroupCells(cells, 1000), (std::vector<size_t>{5}));
@@ -86,8 +90,8 @@ TEST(ReadPlanTest, ReadingCellByCellEqualsReadingTheBox) {
   const std::vector<int64_t> strides{13 * 9 * 2, 9 * 2, 2};
   codec::BoxReadScratch scratch;
   for (const ReadCell& cell : SplitBoxAtChunks(box, reader.geometry(), strides)) {
-    ASSERT_OK(reader.ReadBox(cell.box, {pieces.data() + cell.dst_offset, cell.shape, strides},
-                             pad, scratch));
+    ASSERT_OK(reader.ReadBox(cell.box, {pieces.data() + cell.dst_offset, cell.shape, strides}, pad,
+                             scratch));
   }
   EXPECT_EQ(pieces, whole);
   EXPECT_EQ(BoxToString(box), "[-2:6, 3:16, 6:15]");

@@ -31,29 +31,28 @@ MATCHER_P2(StatusIs, code, message_matcher,
     *result_listener << "status is " << s.ToString();
     return false;
   }
-  return ::testing::ExplainMatchResult(message_matcher, std::string(s.message()),
-                                       result_listener);
+  return ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 
 }  // namespace patchfeed
 
 // The status is copied out of the (possibly temporary) result before the result dies.
-#define ASSERT_OK(expr)                                              \
-  do {                                                               \
+#define ASSERT_OK(expr)                                               \
+  do {                                                                \
     const ::patchfeed::Status pf_s_ = ::patchfeed::GetStatus((expr)); \
-    ASSERT_TRUE(pf_s_.ok()) << pf_s_.ToString();                     \
+    ASSERT_TRUE(pf_s_.ok()) << pf_s_.ToString();                      \
   } while (false)
 
-#define EXPECT_OK(expr)                                              \
-  do {                                                               \
+#define EXPECT_OK(expr)                                               \
+  do {                                                                \
     const ::patchfeed::Status pf_s_ = ::patchfeed::GetStatus((expr)); \
-    EXPECT_TRUE(pf_s_.ok()) << pf_s_.ToString();                     \
+    EXPECT_TRUE(pf_s_.ok()) << pf_s_.ToString();                      \
   } while (false)
 
-#define ASSERT_OK_AND_ASSIGN(lhs, expr)                                                  \
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
   ASSERT_OK_AND_ASSIGN_IMPL_(PATCHFEED_STATUS_CONCAT_(pf_result_, __LINE__), lhs, expr)
-#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                               \
+#define ASSERT_OK_AND_ASSIGN_IMPL_(tmp, lhs, expr)  \
+  auto tmp = (expr);                                \
   ASSERT_TRUE(tmp.ok()) << tmp.status().ToString(); \
   lhs = std::move(tmp).value()
 
