@@ -28,18 +28,6 @@ T ValueOrThrow(Result<T> r) {
   return std::move(r).value();
 }
 
-codec::SplitMode SplitModeOf(const std::string& s) {
-  if (s == "auto")
-    return codec::SplitMode::kAuto;
-  if (s == "always")
-    return codec::SplitMode::kAlways;
-  if (s == "never")
-    return codec::SplitMode::kNever;
-  if (s == "forward_compat")
-    return codec::SplitMode::kForwardCompat;
-  throw py::value_error("unknown splitmode '" + s + "'");
-}
-
 py::bytes Decompress(const py::buffer& data) {
   const py::buffer_info info = data.request();
   const auto chunk = BytesOf(info);
@@ -73,7 +61,7 @@ py::bytes Compress(const py::buffer& data, int typesize, const std::string& code
   for (size_t i = 0; i < filters_meta.size(); ++i) {
     o.filters_meta[i] = static_cast<uint8_t>(filters_meta[i]);
   }
-  o.splitmode = SplitModeOf(splitmode);
+  o.splitmode = ValueOrThrow(codec::ParseSplitModeName(splitmode));
   o.blocksize = blocksize;
   o.blosc1 = blosc1;
   o.use_dict = use_dict;

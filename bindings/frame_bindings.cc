@@ -85,13 +85,7 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
   for (size_t i = 0; i < filters.size(); ++i) {
     o.encode.filters[i] = ValueOrThrow(codec::ParseFilterName(filters[i]));
   }
-  if (splitmode == "always") {
-    o.encode.splitmode = codec::SplitMode::kAlways;
-  } else if (splitmode == "never") {
-    o.encode.splitmode = codec::SplitMode::kNever;
-  } else if (splitmode != "auto") {
-    throw py::value_error("splitmode must be auto, always or never");
-  }
+  o.encode.splitmode = ValueOrThrow(codec::ParseSplitModeName(splitmode));
   o.sparse = sparse;
   o.itemsize = itemsize;
   const py::buffer_info info = data.request();

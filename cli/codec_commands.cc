@@ -14,19 +14,6 @@
 namespace patchfeed::cli {
 namespace {
 
-Result<codec::SplitMode> ParseSplitMode(const std::string& s) {
-  if (s == "auto")
-    return codec::SplitMode::kAuto;
-  if (s == "always")
-    return codec::SplitMode::kAlways;
-  if (s == "never")
-    return codec::SplitMode::kNever;
-  if (s == "forward_compat")
-    return codec::SplitMode::kForwardCompat;
-  return InvalidArgumentError("unknown --split '" + s +
-                              "' (expected auto, always, never or forward_compat)");
-}
-
 // --filter takes one name or a comma-separated pipeline ("delta,shuffle"), filled from slot 0
 // as python-blosc2 does; repeating --filter appends.
 Status ParseFilters(const ParsedArgs& args, codec::EncodeOptions& o) {
@@ -77,7 +64,8 @@ Status RunCompress(const std::vector<std::string>& argv) {
   o.clevel = static_cast<int>(clevel);
   o.blocksize = static_cast<int32_t>(blocksize);
   PATCHFEED_ASSIGN_OR_RETURN(o.codec, codec::ParseCodecName(args.Get("codec").value_or("lz4")));
-  PATCHFEED_ASSIGN_OR_RETURN(o.splitmode, ParseSplitMode(args.Get("split").value_or("auto")));
+  PATCHFEED_ASSIGN_OR_RETURN(o.splitmode,
+                             codec::ParseSplitModeName(args.Get("split").value_or("auto")));
   PATCHFEED_RETURN_IF_ERROR(ParseFilters(args, o));
   o.blosc1 = args.has_flag("blosc1");
   o.use_dict = args.has_flag("dict");

@@ -225,6 +225,20 @@ Result<Filter> ParseFilterName(std::string_view name) {
                               "bytedelta)");
 }
 
+Result<SplitMode> ParseSplitModeName(std::string_view name) {
+  const std::string n = Lower(name);
+  if (n == "auto")
+    return SplitMode::kAuto;
+  if (n == "always")
+    return SplitMode::kAlways;
+  if (n == "never")
+    return SplitMode::kNever;
+  if (n == "forward_compat")
+    return SplitMode::kForwardCompat;
+  return InvalidArgumentError("unknown split mode '" + std::string(name) +
+                              "' (expected auto, always, never or forward_compat)");
+}
+
 Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk) {
   if (chunk.size() < static_cast<size_t>(kBlosc1HeaderSize)) {
     return DataLossError("chunk is " + std::to_string(chunk.size()) +

@@ -84,6 +84,8 @@ std::string_view CodecName(Codec codec);
 Result<Codec> ParseCodecName(std::string_view name);
 CodecFormat FormatOf(Codec codec);
 std::string FilterName(uint8_t filter_id);
+/// Accepts "auto", "always", "never", "forward_compat".
+Result<SplitMode> ParseSplitModeName(std::string_view name);
 /// Accepts "none", "nofilter", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta".
 Result<Filter> ParseFilterName(std::string_view name);
 

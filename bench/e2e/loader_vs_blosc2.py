@@ -168,7 +168,8 @@ def main():
     a_dir, b_dir = write_datasets(args.root, n_a, n_b)
     folders = {"A": a_dir, "B": b_dir}
     sides = {
-        "patchfeed threads": lambda wl, n: patchfeed_mbs(args.bench, wl, folders[wl], samples[wl], n),
+        "patchfeed threads":
+            lambda wl, n: patchfeed_mbs(args.bench, wl, folders[wl], samples[wl], n),
         "blosc2 threads": lambda wl, n: blosc2_threads(wl, folders[wl], samples[wl], n),
         "blosc2 processes": lambda wl, n: blosc2_processes(wl, folders[wl], samples[wl], n),
     }
