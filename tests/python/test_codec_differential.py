@@ -162,7 +162,16 @@ def test_patchfeed_chunk_decodes_in_blosc2(case: Case, ratio_log):
 def check_header_matches_blosc2(case: Case) -> None:
     ours, theirs = parse_header(pf_chunk(case)), parse_header(b2_chunk(case))
     if ours.memcpyed or theirs.memcpyed or ours.special or theirs.special or not case.nbytes:
-        pytest.skip("memcpyed/special/empty chunk: layout choices do not apply")
+        # No blocks to compare: both libraries must still have chosen the same chunk form, except
+        # where their codecs legitimately differ: c-blosc2's BloscLZ encoder gives up early
+        # (entropy probe, output room) and stores chunks raw that our encoder compresses, and
+        # on inputs of a few dozen bytes the codecs' framing decides.
+        if case.codec == "blosclz" or case.nbytes < 64:
+            return
+        assert (ours.memcpyed, ours.special) == (theirs.memcpyed, theirs.special), (
+            f"patchfeed memcpyed/special {(ours.memcpyed, ours.special)} vs c-blosc2 "
+            f"{(theirs.memcpyed, theirs.special)}")
+        return
     fields = {
         "typesize": (ours.typesize, theirs.typesize),
         "codec format bits": (ours.flags >> 5, theirs.flags >> 5),
