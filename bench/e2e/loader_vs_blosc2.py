@@ -25,6 +25,9 @@ import time
 import blosc2
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from frames_vs_blosc2 import photo_crops  # noqa: E402  (same crop generator as issue 3's bench)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "build", "lbench", "python"))
@@ -46,7 +49,9 @@ def write_datasets(root, n_a, n_b):
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
     for i in range(n_a):
-        crops = rng.integers(0, 256, size=(3, 8, 512, 512), dtype=np.uint8)
+        # Photo-like crops (compressible about 1.2x, like decoded frames), channel-first because
+        # the loader reads (C, *spatial) arrays: one chunk (3, 1, 512, 512) per crop.
+        crops = np.ascontiguousarray(photo_crops(8, seed=i).transpose(3, 0, 1, 2))
         blosc2.asarray(crops, urlpath=os.path.join(a_dir, f"case_{i:03d}.b2nd"), mode="w",
                        chunks=(3, 1, 512, 512), cparams=lz4hc(9))
     shape = (1, 160, 160, 160)
