@@ -47,9 +47,9 @@ std::vector<std::byte> MakeImage(size_t nbytes) {
   for (size_t i = 0; i < n; ++i) {
     const double x = static_cast<double>(i % 256), y = static_cast<double>((i / 256) % 256);
     const double z = static_cast<double>(i / 65536);
-    v[i] = static_cast<float>(100.0 * std::sin(x / 17.0) * std::cos(y / 23.0) + z * 0.5 +
-                              40.0 * std::exp(-((x - 128) * (x - 128) + (y - 96) * (y - 96)) /
-                                              900.0));
+    v[i] =
+        static_cast<float>(100.0 * std::sin(x / 17.0) * std::cos(y / 23.0) + z * 0.5 +
+                           40.0 * std::exp(-((x - 128) * (x - 128) + (y - 96) * (y - 96)) / 900.0));
   }
   std::vector<std::byte> out(n * sizeof(float));
   std::memcpy(out.data(), v.data(), out.size());
@@ -101,17 +101,19 @@ Status RunCase(const DemoCase& c, int32_t typesize, const std::vector<std::byte>
     }
   }
   const auto t2 = Clock::now();
-  if (out != data) return InternalError(std::string(c.name) + ": decoded data differs");
+  if (out != data)
+    return InternalError(std::string(c.name) + ": decoded data differs");
   const double mb = static_cast<double>(data.size()) / 1e6;
   std::printf("  %-22s ratio %6.2fx   encode %7.0f MB/s   decode %7.0f MB/s\n", c.name,
-              static_cast<double>(data.size()) / static_cast<double>(cbytes),
-              mb / Seconds(t1 - t0), mb * kRepeats / Seconds(t2 - t1));
+              static_cast<double>(data.size()) / static_cast<double>(cbytes), mb / Seconds(t1 - t0),
+              mb * kRepeats / Seconds(t2 - t1));
   return Status::Ok();
 }
 
 Status RunCodecDemo(const ParsedArgs& args) {
   PATCHFEED_ASSIGN_OR_RETURN(const long long mb, args.GetInt("mb", 16));
-  if (mb < 1 || mb > 4096) return InvalidArgumentError("--mb must be in 1..4096");
+  if (mb < 1 || mb > 4096)
+    return InvalidArgumentError("--mb must be in 1..4096");
   const size_t nbytes = static_cast<size_t>(mb) << 20;
   const DemoCase cases[] = {
       {"lz4 shuffle", codec::Codec::kLZ4, 5, codec::Filter::kShuffle},
@@ -120,16 +122,18 @@ Status RunCodecDemo(const ParsedArgs& args) {
       {"zstd-5 bitshuffle", codec::Codec::kZstd, 5, codec::Filter::kBitShuffle},
       {"blosclz-5 shuffle", codec::Codec::kBloscLZ, 5, codec::Filter::kShuffle},
   };
-  std::printf("patchfeed demo --codec: %lld MiB per array, 1 MiB chunks, one thread, verified\n", mb);
+  std::printf("patchfeed demo --codec: %lld MiB per array, 1 MiB chunks, one thread, verified\n",
+              mb);
   std::printf("float32 image (smooth field):\n");
   const auto image = MakeImage(nbytes);
-  for (const auto& c : cases) PATCHFEED_RETURN_IF_ERROR(RunCase(c, 4, image));
+  for (const auto& c : cases)
+    PATCHFEED_RETURN_IF_ERROR(RunCase(c, 4, image));
   std::printf("uint8 labels:\n");
   const auto labels = MakeLabels(nbytes);
-  for (const auto& c : cases) PATCHFEED_RETURN_IF_ERROR(RunCase(c, 1, labels));
+  for (const auto& c : cases)
+    PATCHFEED_RETURN_IF_ERROR(RunCase(c, 1, labels));
   return Status::Ok();
 }
-
 
 Result<std::vector<int64_t>> ParseList(const std::string& text, size_t n) {
   std::vector<int64_t> out;
@@ -184,7 +188,8 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   PATCHFEED_ASSIGN_OR_RETURN(const long long steps, args.GetInt("steps", 300));
   PATCHFEED_ASSIGN_OR_RETURN(const long long threads, args.GetInt("threads", 0));
   PATCHFEED_ASSIGN_OR_RETURN(const long long batch, args.GetInt("batch", 4));
-  PATCHFEED_ASSIGN_OR_RETURN(const auto patch, ParseList(args.Get("patch").value_or("64,64,64"), 3));
+  PATCHFEED_ASSIGN_OR_RETURN(const auto patch,
+                             ParseList(args.Get("patch").value_or("64,64,64"), 3));
   if (cases < 1 || cases > 1000 || steps < 1 || threads < 0 || batch < 1) {
     return InvalidArgumentError("--cases 1..1000, --steps >= 1, --batch >= 1, --threads >= 0");
   }
@@ -223,11 +228,12 @@ Status RunLoaderDemo(const ParsedArgs& args) {
     }
   }
   const auto image_shape = loader::SyntheticCaseShape(synth, 0);
-  std::printf("  image (1, %lld, %lld, %lld) float32 + seg int16 per case (sizes vary), "
-              "LZ4HC-5 + shuffle: %.1f MB on disk, written in %.2f s\n",
-              static_cast<long long>(image_shape[0]), static_cast<long long>(image_shape[1]),
-              static_cast<long long>(image_shape[2]), static_cast<double>(file_bytes) / 1e6,
-              Seconds(Clock::now() - t_write));
+  std::printf(
+      "  image (1, %lld, %lld, %lld) float32 + seg int16 per case (sizes vary), "
+      "LZ4HC-5 + shuffle: %.1f MB on disk, written in %.2f s\n",
+      static_cast<long long>(image_shape[0]), static_cast<long long>(image_shape[1]),
+      static_cast<long long>(image_shape[2]), static_cast<double>(file_bytes) / 1e6,
+      Seconds(Clock::now() - t_write));
 
   config.sampler.patch_size = patch;
   config.sampler.need_to_pad.assign(3, 0);
@@ -246,10 +252,11 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   std::printf(
       "  ring: %d slots of %.1f MB, %s\n", config.num_slots, static_cast<double>(slot_bytes) / 1e6,
       ld->pinned() ? "pinned for CUDA" : ("plain memory (" + ld->unpinned_reason() + ")").c_str());
-  std::printf("  batch: image (%lld, 1, %lld, %lld, %lld) <f4, seg (%lld, 1, ...) <i2; "
-              "a third of the samples centred on foreground\n",
-              batch, static_cast<long long>(patch[0]), static_cast<long long>(patch[1]),
-              static_cast<long long>(patch[2]), batch);
+  std::printf(
+      "  batch: image (%lld, 1, %lld, %lld, %lld) <f4, seg (%lld, 1, ...) <i2; "
+      "a third of the samples centred on foreground\n",
+      batch, static_cast<long long>(patch[0]), static_cast<long long>(patch[1]),
+      static_cast<long long>(patch[2]), batch);
 
   const bool tty = isatty(STDOUT_FILENO) != 0;
   const auto t0 = Clock::now();
@@ -267,8 +274,8 @@ Status RunLoaderDemo(const ParsedArgs& args) {
     labels += seg->nbytes / 2;
     if ((tty && (step + 1) % 10 == 0) || step + 1 == steps || (step + 1) % 100 == 0) {
       const double s = Seconds(Clock::now() - t0);
-      std::printf("%s  batch %lld/%lld  %7.1f samples/s  %7.0f MB/s%s", tty ? "\r" : "",
-                  step + 1, steps, static_cast<double>((step + 1) * batch) / s,
+      std::printf("%s  batch %lld/%lld  %7.1f samples/s  %7.0f MB/s%s", tty ? "\r" : "", step + 1,
+                  steps, static_cast<double>((step + 1) * batch) / s,
                   static_cast<double>(ld->metrics().bytes_delivered) / s / 1e6, tty ? "" : "\n");
       std::fflush(stdout);
     }
@@ -287,11 +294,11 @@ Status RunLoaderDemo(const ParsedArgs& args) {
               static_cast<double>(m.bytes_delivered) / seconds / 1e6,
               static_cast<double>(m.bytes_decoded) / seconds / 1e6,
               static_cast<double>(m.bytes_read) / seconds / 1e6);
-  std::printf("  trainer waited %.2f s for batches; producers idle %.2f s on a full ring; "
-              "%lld file opens\n",
-              static_cast<double>(m.consumer_wait_ns) / 1e9,
-              static_cast<double>(m.producer_wait_ns) / 1e9,
-              static_cast<long long>(m.files_opened));
+  std::printf(
+      "  trainer waited %.2f s for batches; producers idle %.2f s on a full ring; "
+      "%lld file opens\n",
+      static_cast<double>(m.consumer_wait_ns) / 1e9, static_cast<double>(m.producer_wait_ns) / 1e9,
+      static_cast<long long>(m.files_opened));
   return Status::Ok();
 }
 

@@ -43,8 +43,8 @@ struct SampleSpec {
 };
 
 enum class EpochMode : uint8_t {
-  kInfinite,              ///< nnU-Net: every batch draws cases with replacement; no epochs end
-  kFiniteWithReplacement, ///< epochs of `samples_per_epoch` draws with replacement
+  kInfinite,                  ///< nnU-Net: every batch draws cases with replacement; no epochs end
+  kFiniteWithReplacement,     ///< epochs of `samples_per_epoch` draws with replacement
   kFiniteWithoutReplacement,  ///< each epoch is a permutation of the cases (x repeats)
 };
 
