@@ -64,8 +64,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Huge items: blocks shrink to single items, chunks stop at the 6 MiB cap.
         LayoutCase{{1, 1, 64, 64}, {64, 64}, 131072, {1, 1, 8, 6}, {1, 1, 1, 1}},
         LayoutCase{{1, 2, 2, 2}, {2, 2, 2}, 32768, {1, 2, 2, 2}, {1, 2, 2, 1}}),
-    [](const ::testing::TestParamInfo<LayoutCase>& info) {
-      return "Case" + std::to_string(info.index);
+    [](const ::testing::TestParamInfo<LayoutCase>& case_info) {
+      return "Case" + std::to_string(case_info.index);
     });
 
 TEST(NnUNetLayoutErrorsTest, ReturnsEmptyWhereNnUNetRaises) {
