@@ -64,7 +64,8 @@ fuzz: test-deps
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -print_final_stats=1 build/fuzz/corpus
 	rm -rf build/fuzz/frame_corpus && PYTHONPATH=build/test/python \
-	  python3 tests/fuzz/make_frame_corpus.py build/fuzz/frame_corpus
+	  python3 tests/fuzz/make_frame_corpus.py build/fuzz/frame_corpus && \
+	  cp tests/fuzz/frame_regressions/* build/fuzz/frame_corpus/
 	build/fuzz/tests/fuzz/patchfeed_frame_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -max_len=65536 -rss_limit_mb=1024 -print_final_stats=1 build/fuzz/frame_corpus
 

@@ -183,7 +183,9 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
   if (f.chunksize == 0 && f.nbytes > 0) {
     return UnimplementedError("frames with chunks of variable size");
   }
-  f.nchunks = f.nbytes == 0 ? 0 : (f.nbytes + f.chunksize - 1) / f.chunksize;
+  // (nbytes - 1) / chunksize + 1, not (nbytes + chunksize - 1): nbytes comes from the file and
+  // may sit near INT64_MAX.
+  f.nchunks = f.nbytes == 0 ? 0 : (f.nbytes - 1) / f.chunksize + 1;
   if (f.nchunks > (int64_t{1} << 31) / 8) {
     return DataLossError(std::to_string(f.nchunks) + " chunks exceed the format's limit");
   }
@@ -228,6 +230,10 @@ Status FrameReader::ReadOffsetsAndTrailer() {
 
   const uint64_t offsets_start =
       static_cast<uint64_t>(f.header_len) + (f.sparse ? 0 : static_cast<uint64_t>(f.cbytes));
+  if (!f.sparse && static_cast<uint64_t>(f.cbytes) > f.frame_len - f.header_len) {
+    return DataLossError("chunk data of " + std::to_string(f.cbytes) +
+                         " bytes does not fit in the frame");
+  }
   if (offsets_start >= trailer_start) {
     return DataLossError("chunk data and trailer overlap: no room for the offsets chunk");
   }
@@ -258,7 +264,7 @@ Status FrameReader::ReadOffsetsAndTrailer() {
       if (type != 1 && type != 2 && type != 4) {
         return DataLossError("chunk " + std::to_string(i) + ": invalid special offset");
       }
-    } else if (!f.sparse && off + kBlosc1HeaderSize > f.cbytes) {
+    } else if (!f.sparse && off > f.cbytes - kBlosc1HeaderSize) {
       return DataLossError("chunk " + std::to_string(i) + ": offset " + std::to_string(off) +
                            " lies outside the chunk data (" + std::to_string(f.cbytes) + " bytes)");
     }
