@@ -54,7 +54,12 @@ tsan-test: test-deps
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/loader/patchfeed_loader_test
 
+# Fixed seeds and run counts make CI's fuzzing reproducible (a finding fails the same way every
+# time); FUZZ_SECONDS caps the time. Raise the run counts or drop -seed to explore locally.
 FUZZ_SECONDS ?= 60
+CHUNK_FUZZ_RUNS ?= 200000
+FRAME_FUZZ_RUNS ?= 1500000
+FUZZ_SEED ?= 1
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
@@ -62,12 +67,14 @@ fuzz: test-deps
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
 	  cp tests/codec/testdata/golden/*.chunk build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
-	  -max_len=65536 -print_final_stats=1 build/fuzz/corpus
+	  -runs=$(CHUNK_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=65536 -print_final_stats=1 \
+	  build/fuzz/corpus
 	rm -rf build/fuzz/frame_corpus && PYTHONPATH=build/test/python \
 	  python3 tests/fuzz/make_frame_corpus.py build/fuzz/frame_corpus && \
 	  cp tests/fuzz/frame_regressions/* build/fuzz/frame_corpus/
 	build/fuzz/tests/fuzz/patchfeed_frame_fuzzer -max_total_time=$(FUZZ_SECONDS) \
-	  -max_len=65536 -rss_limit_mb=1024 -print_final_stats=1 build/fuzz/frame_corpus
+	  -runs=$(FRAME_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=65536 -rss_limit_mb=1024 \
+	  -print_final_stats=1 build/fuzz/frame_corpus
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \
