@@ -39,6 +39,7 @@ struct LoaderCore::Round {
   std::vector<ReadJob> jobs;  // reserved up front: runs point into it
   std::vector<ReadRun> spawned;
   std::vector<ReadRun> inlined;
+  bool all_inline = false;          // produced by Next() on the consumer thread: spawn nothing
   std::atomic<bool> failed{false};  // a read failed under ErrorPolicy::kFail
   std::mutex mu;
   std::vector<Status> sample_status;  // under mu
@@ -85,6 +86,7 @@ Status LoaderCore::FillBatch(int slot_index) {
     round.slot = slot_index;
     round.epoch = epoch;
     round.batch = batch;
+    round.all_inline = slot.on_consumer;
     round.sample_status.resize(slot.specs.size());
     PATCHFEED_RETURN_IF_ERROR(RunRound(slot_index, todo, round));
     std::vector<int64_t> failed;
@@ -172,7 +174,7 @@ void LoaderCore::PlanSample(int slot_index, int64_t sample, Round& round) {
     job.cells = SplitBoxAtChunks(job.box, probe(spec.case_index, o).geometry, job.strides);
     round.jobs.push_back(std::move(job));
     const ReadJob* j = &round.jobs.back();
-    if (bytes < parts_.config.min_task_bytes) {
+    if (round.all_inline || bytes < parts_.config.min_task_bytes) {
       round.inlined.push_back({j, 0, j->cells.size()});
       continue;
     }

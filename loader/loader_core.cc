@@ -118,9 +118,29 @@ void LoaderCore::ScheduleLocked() {
     s.generation = generation_;
     s.status = Status::Ok();
     SetState(s, SlotState::kProducing);
+    s.claimed = false;
     const int slot = static_cast<int>(i);
-    EnqueueTask(*arena_, producers_, &producers_done_, [this, slot] { ProduceBatch(slot); });
+    EnqueueTask(*arena_, producers_, &producers_done_, [this, slot] {
+      bool mine;
+      {
+        std::lock_guard task_lock(mu_);
+        mine = ClaimLocked(slot, /*on_consumer=*/false);
+      }
+      if (mine) {
+        ProduceBatch(slot);
+      }
+    });
   }
+}
+
+bool LoaderCore::ClaimLocked(int index, bool on_consumer) {
+  Slot& s = slots_[static_cast<size_t>(index)];
+  if (s.state != SlotState::kProducing || s.claimed) {
+    return false;  // already produced or being produced (by Next() or a task of this slot)
+  }
+  s.claimed = true;
+  s.on_consumer = on_consumer;
+  return true;
 }
 
 int LoaderCore::FindSlotLocked(int64_t epoch, int64_t batch) const {
@@ -161,6 +181,17 @@ Result<Lease> LoaderCore::Next() {
             "Next(): the consumer holds all " + std::to_string(leased) +
             " ring slots; release a lease first (or configure more slots)");
       }
+    }
+    if (index >= 0 && ClaimLocked(index, /*on_consumer=*/true)) {
+      // No worker has started the batch this call waits for: read it here, all inline, rather
+      // than pay a worker's wake-up and a condition-variable hand-off (the one-batch latency).
+      lock.unlock();
+      arena_->execute([this, index] { ProduceBatch(index); });
+      lock.lock();
+      if (stopping_) {
+        return CancelledError("the loader is shutting down");
+      }
+      continue;
     }
     cv_.wait(lock);
     if (stopping_) {

@@ -102,6 +102,10 @@ class LoaderCore : public std::enable_shared_from_this<LoaderCore> {
     Status status;
     tbb::task_group* reads = nullptr;  ///< the batch's read group while it runs
     TsanToken done;                    ///< its read tasks release this
+    /// Set by whoever starts producing the slot's batch: its enqueued task, or Next() when
+    /// the batch it waits for has not been started by any worker.
+    bool claimed = false;
+    bool on_consumer = false;  ///< claimed by Next(): all reads inline, no hand-offs
   };
   struct ReadJob;
   struct ReadRun;
@@ -112,6 +116,8 @@ class LoaderCore : public std::enable_shared_from_this<LoaderCore> {
   void ScheduleLocked();
   void FreeLocked(Slot& slot);
   int FindSlotLocked(int64_t epoch, int64_t batch) const;
+  /// Claims slot `index` for production if it is scheduled and nobody started it yet.
+  bool ClaimLocked(int index, bool on_consumer);
   const ArrayProbe& probe(int64_t case_index, size_t output) const {
     return parts_.probes[static_cast<size_t>(case_index) * parts_.outputs.size() + output];
   }
