@@ -49,22 +49,21 @@ py::bytes ReadBox(const codec::NdArrayReader& array, const std::vector<int64_t>&
                   const std::vector<int64_t>& stop, double pad) {
   const auto pad_item =
       ValueOrThrow(codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad));
-  if (start.size() != stop.size())
-    throw py::value_error("start and stop differ in length");
-  int64_t items = 1;
-  std::vector<int64_t> shape;
-  for (size_t d = 0; d < start.size(); ++d) {
-    shape.push_back(std::max<int64_t>(0, stop[d] - start[d]));
-    items *= shape.back();
-  }
-  py::bytes out(nullptr, static_cast<size_t>(items * array.itemsize()));
+  const codec::Box box{start, stop};
+  // Checked before allocating: coordinates come from the caller and may be absurd.
+  std::vector<int64_t> shape =
+      ValueOrThrow(codec::BoxExtents(box, array.itemsize(), PY_SSIZE_T_MAX));
+  int64_t bytes = array.itemsize();
+  for (int64_t e : shape)
+    bytes *= e;
+  py::bytes out(nullptr, static_cast<size_t>(bytes));
   auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
   Status st;
   {
     py::gil_scoped_release release;
     codec::BoxReadScratch scratch;
-    st = array.ReadBox(codec::Box{start, stop},
-                       codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item, scratch);
+    st = array.ReadBox(box, codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item,
+                       scratch);
   }
   ThrowIfError(st);
   return out;

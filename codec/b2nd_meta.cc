@@ -6,10 +6,14 @@
 #include <cstring>
 #include <string>
 
+#include "codec/internal/msgpack_put.h"
 #include "common/byte_order.h"
 
 namespace patchfeed::codec {
 namespace {
+
+using internal_codec::PutBE;
+using internal_codec::PutByte;
 
 class Reader {
  public:
@@ -59,17 +63,9 @@ class Reader {
   size_t pos_ = 0;
 };
 
-void PutByte(std::vector<std::byte>& out, uint8_t v) { out.push_back(std::byte{v}); }
 // As c-blosc2 writes it: 0x90 + n, also for n == 16 (see Reader::ArrayHeader).
 void PutArrayHeader(std::vector<std::byte>& out, int n) {
   PutByte(out, static_cast<uint8_t>(0x90 + n));
-}
-template <typename T>
-void PutBE(std::vector<std::byte>& out, uint8_t marker, T v) {
-  PutByte(out, marker);
-  const size_t at = out.size();
-  out.resize(at + sizeof(T));
-  StoreBE<T>(out.data() + at, v);
 }
 
 }  // namespace

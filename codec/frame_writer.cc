@@ -9,6 +9,7 @@
 #include <string>
 
 #include "codec/b2nd_meta.h"
+#include "codec/internal/msgpack_put.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
@@ -19,21 +20,11 @@ namespace {
 using internal_codec::CopyRegion;
 using internal_codec::ForEachIndex;
 using internal_codec::Index;
+using internal_codec::PutBE;
+using internal_codec::PutByte;
+using internal_codec::PutBytes;
 
 constexpr int64_t kSpecialZerosOffset = static_cast<int64_t>(0x81ull << 56);
-
-void Put(std::vector<std::byte>& out, uint8_t v) { out.push_back(std::byte{v}); }
-template <typename T>
-void PutBE(std::vector<std::byte>& out, uint8_t marker, T v) {
-  Put(out, marker);
-  const size_t at = out.size();
-  out.resize(at + sizeof(T));
-  StoreBE<T>(out.data() + at, v);
-}
-void PutBytes(std::vector<std::byte>& out, const void* p, size_t n) {
-  const auto* b = static_cast<const std::byte*>(p);
-  out.insert(out.end(), b, b + n);
-}
 
 // The encoded chunks of an array and their index, before they are laid out in a file.
 struct EncodedArray {
@@ -153,16 +144,16 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
 std::vector<std::byte> FrameHeader(const EncodedArray& a, const EncodeOptions& eo, bool sparse,
                                    uint64_t frame_len, int64_t cbytes) {
   std::vector<std::byte> h;
-  Put(h, 0x9E);
-  Put(h, 0xA8);
+  PutByte(h, 0x9E);
+  PutByte(h, 0xA8);
   PutBytes(h, "b2frame", 8);   // with its terminating zero
   PutBE<int32_t>(h, 0xD2, 0);  // header_len, patched below
   PutBE<uint64_t>(h, 0xCF, frame_len);
-  Put(h, 0xA4);
-  Put(h, 0x12);  // frame format 2, 64-bit offsets
-  Put(h, sparse ? 1 : 0);
-  Put(h, static_cast<uint8_t>((eo.clevel << 4) | static_cast<uint8_t>(eo.codec)));
-  Put(h, static_cast<uint8_t>(static_cast<uint8_t>(eo.splitmode) - 1));
+  PutByte(h, 0xA4);
+  PutByte(h, 0x12);  // frame format 2, 64-bit offsets
+  PutByte(h, sparse ? 1 : 0);
+  PutByte(h, static_cast<uint8_t>((eo.clevel << 4) | static_cast<uint8_t>(eo.codec)));
+  PutByte(h, static_cast<uint8_t>(static_cast<uint8_t>(eo.splitmode) - 1));
   PutBE<int64_t>(h, 0xD3, a.nbytes);
   PutBE<int64_t>(h, 0xD3, cbytes);
   PutBE<int32_t>(h, 0xD2, a.typesize);
@@ -170,23 +161,23 @@ std::vector<std::byte> FrameHeader(const EncodedArray& a, const EncodeOptions& e
   PutBE<int32_t>(h, 0xD2, a.chunksize);
   PutBE<int16_t>(h, 0xD1, 1);
   PutBE<int16_t>(h, 0xD1, 1);
-  Put(h, 0xC2);  // no variable-length metalayers
-  Put(h, 0xD8);
-  Put(h, kMaxFilters);
+  PutByte(h, 0xC2);  // no variable-length metalayers
+  PutByte(h, 0xD8);
+  PutByte(h, kMaxFilters);
   for (Filter f : eo.filters)
-    Put(h, static_cast<uint8_t>(f));
-  Put(h, static_cast<uint8_t>(eo.codec));
-  Put(h, 0);
+    PutByte(h, static_cast<uint8_t>(f));
+  PutByte(h, static_cast<uint8_t>(eo.codec));
+  PutByte(h, 0);
   for (uint8_t m : eo.filters_meta)
-    Put(h, m);
-  Put(h, 0);
-  Put(h, 0);
+    PutByte(h, m);
+  PutByte(h, 0);
+  PutByte(h, 0);
   // Metalayers: an index {"b2nd": offset} then the contents.
   const size_t index_start = h.size();
-  Put(h, 0x93);
+  PutByte(h, 0x93);
   PutBE<uint16_t>(h, 0xCD, 0);  // index size, patched below
   PutBE<uint16_t>(h, 0xDE, 1);
-  Put(h, 0xA0 | 4);
+  PutByte(h, 0xA0 | 4);
   PutBytes(h, "b2nd", 4);
   PutBE<int32_t>(h, 0xD2, 0);  // content offset, patched below
   StoreBE<uint16_t>(h.data() + index_start + 2, static_cast<uint16_t>(h.size() - index_start));
@@ -200,15 +191,15 @@ std::vector<std::byte> FrameHeader(const EncodedArray& a, const EncodeOptions& e
 
 std::vector<std::byte> Trailer() {
   std::vector<std::byte> t;
-  Put(t, 0x94);
-  Put(t, 0x01);
-  Put(t, 0x93);
+  PutByte(t, 0x94);
+  PutByte(t, 0x01);
+  PutByte(t, 0x93);
   PutBE<uint16_t>(t, 0xCD, 6);
   PutBE<uint16_t>(t, 0xDE, 0);
   PutBE<uint16_t>(t, 0xDC, 0);
   PutBE<uint32_t>(t, 0xCE, 0);  // trailer_len, patched below
-  Put(t, 0xD8);
-  Put(t, 0);  // fingerprint type: none
+  PutByte(t, 0xD8);
+  PutByte(t, 0);  // fingerprint type: none
   t.resize(t.size() + 16);
   StoreBE<uint32_t>(t.data() + 13, static_cast<uint32_t>(t.size()));
   return t;

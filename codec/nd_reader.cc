@@ -20,6 +20,28 @@ using internal_codec::Index;
 
 }  // namespace
 
+Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize, int64_t max_bytes) {
+  if (box.start.size() != box.stop.size()) {
+    return InvalidArgumentError("box has " + std::to_string(box.start.size()) + " starts and " +
+                                std::to_string(box.stop.size()) + " stops");
+  }
+  std::vector<int64_t> extents(box.start.size());
+  int64_t bytes = itemsize;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    if (__builtin_sub_overflow(box.stop[d], box.start[d], &extents[d]) || extents[d] < 0) {
+      return InvalidArgumentError("box range " + std::to_string(box.start[d]) + ":" +
+                                  std::to_string(box.stop[d]) + " in dimension " +
+                                  std::to_string(d) + " is not a valid start:stop");
+    }
+    if (__builtin_mul_overflow(bytes, extents[d], &bytes) || bytes > max_bytes) {
+      return InvalidArgumentError("box of " + std::to_string(extents.size()) +
+                                  " dimensions is larger than " + std::to_string(max_bytes) +
+                                  " bytes");
+    }
+  }
+  return extents;
+}
+
 NdView NdView::Contiguous(std::byte* data, std::vector<int64_t> shape, int64_t itemsize) {
   NdView v;
   v.data = data;
@@ -206,7 +228,11 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
   bool inside = true, empty = false;
   for (int d = 0; d < n; ++d) {
     const auto i = static_cast<size_t>(d);
-    if (box.stop[i] < box.start[i] || dst.shape[i] != box.stop[i] - box.start[i]) {
+    // Untrusted coordinates: stop - start must not overflow (checked without allocating; this
+    // runs once per chunk piece in the loader).
+    int64_t extent = 0;
+    if (__builtin_sub_overflow(box.stop[i], box.start[i], &extent) || extent < 0 ||
+        dst.shape[i] != extent) {
       return InvalidArgumentError("destination shape does not match the box in dimension " +
                                   std::to_string(d));
     }
@@ -268,16 +294,17 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
 
 Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
                                                       std::span<const std::byte> pad_item) const {
-  int64_t items = 1;
-  std::vector<int64_t> shape;
-  for (size_t d = 0; d < box.start.size(); ++d) {
-    shape.push_back(std::max<int64_t>(0, box.stop[d] - box.start[d]));
-    items *= shape.back();
-  }
-  std::vector<std::byte> out(static_cast<size_t>(items * geom_.itemsize));
+  // A vector's size must fit in memory; half the address space is a generous ceiling that keeps
+  // absurd boxes an error rather than an allocation failure.
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<int64_t> extents,
+                             BoxExtents(box, geom_.itemsize, INT64_MAX / 2));
+  int64_t bytes = geom_.itemsize;
+  for (int64_t e : extents)
+    bytes *= e;
+  std::vector<std::byte> out(static_cast<size_t>(bytes));
   BoxReadScratch scratch;
-  PATCHFEED_RETURN_IF_ERROR(
-      ReadBox(box, NdView::Contiguous(out.data(), shape, geom_.itemsize), pad_item, scratch));
+  PATCHFEED_RETURN_IF_ERROR(ReadBox(
+      box, NdView::Contiguous(out.data(), std::move(extents), geom_.itemsize), pad_item, scratch));
   return out;
 }
 

@@ -42,6 +42,12 @@ struct Box {
   std::vector<int64_t> stop;
 };
 
+/// The extents of `box` (stop - start per dimension), checked as untrusted input: as many
+/// stops as starts, no negative extent, no overflow, and at most `max_bytes` bytes of
+/// `itemsize`-byte items. kInvalidArgument says which rule failed.
+Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
+                                        int64_t max_bytes = INT64_MAX);
+
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
   BlockDecoder decoder;

@@ -182,5 +182,20 @@ TEST(B2ndMeta, ItemSizeAndItemFromDouble) {
   }
 }
 
+TEST(BoxExtentsTest, ChecksUntrustedCoordinates) {
+  ASSERT_OK_AND_ASSIGN(const auto extents, BoxExtents(Box{{-3, 0}, {5, 7}}, 4));
+  EXPECT_EQ(extents, (std::vector<int64_t>{8, 7}));
+  EXPECT_THAT(BoxExtents(Box{{0}, {1, 2}}, 4),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("1 starts and 2 stops")));
+  EXPECT_THAT(BoxExtents(Box{{5}, {3}}, 4),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a valid start:stop")));
+  EXPECT_THAT(BoxExtents(Box{{INT64_MIN}, {INT64_MAX}}, 1),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("not a valid start:stop")));
+  EXPECT_THAT(BoxExtents(Box{{0, 0}, {int64_t{1} << 40, int64_t{1} << 40}}, 2),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("larger than")));
+  EXPECT_THAT(BoxExtents(Box{{0}, {1000}}, 4, 3999),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("larger than 3999 bytes")));
+}
+
 }  // namespace
 }  // namespace patchfeed::codec

@@ -522,3 +522,21 @@ def test_bad_read_arguments(frames, tmp_path, cli_path):
         proc = run_cli(cli_path, "read", path, "--out", out, *args)
         assert proc.returncode == 2 and proc.stderr.strip(), (args, proc.returncode)
         assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "start,stop,message",
+    [
+        ([0, 0], [2**62, 2**62], "larger than"),
+        ([-(2**63), 0], [2**63 - 1, 1], "not a valid start:stop"),
+        ([5, 0], [3, 1], "not a valid start:stop"),
+        ([0], [1, 1], "1 starts and 2 stops"),
+    ],
+)
+def test_absurd_boxes_are_value_errors(tmp_path, start, stop, message):
+    """Box coordinates are checked before anything is allocated: overflowing, reversed or
+    mismatched ranges raise ValueError instead of allocating or reading garbage."""
+    path = str(tmp_path / "a.b2nd")
+    patchfeed.write_b2nd(path, np.arange(100, dtype=np.int16).reshape(10, 10), (5, 5), (5, 5))
+    with pytest.raises(ValueError, match=message):
+        patchfeed.open_array(path).read_box(start, stop)

@@ -41,7 +41,7 @@ class NdArray:
     def read_box(self, start: Sequence[int], stop: Sequence[int], pad: float = 0) -> np.ndarray:
         """Returns array[start:stop] as a new array; parts outside the array are `pad`."""
         raw = self._reader.read_box(list(start), list(stop), float(pad))
-        shape = tuple(max(0, b - a) for a, b in zip(start, stop))
+        shape = tuple(b - a for a, b in zip(start, stop))
         return np.frombuffer(raw, dtype=self.dtype).reshape(shape)
 
     def __getitem__(self, key) -> np.ndarray:
