@@ -9,6 +9,9 @@ namespace patchfeed::internal_python {
 void RegisterCodec(pybind11::module_& m);
 void RegisterFrames(pybind11::module_& m);
 void RegisterLayout(pybind11::module_& m);
+void RegisterLoader(pybind11::module_& m);
+void RegisterAugmentSpatial(pybind11::module_& m);
+void RegisterAugmentIntensity(pybind11::module_& m);
 }  // namespace patchfeed::internal_python
 
 PYBIND11_MODULE(_core, m) {
@@ -17,4 +20,9 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterCodec(m);
   patchfeed::internal_python::RegisterFrames(m);
   patchfeed::internal_python::RegisterLayout(m);
+  patchfeed::internal_python::RegisterLoader(m);
+  // Augmentations live in _core.augment; the spatial and intensity files each add theirs.
+  pybind11::module_ augment = m.def_submodule("augment", "nnU-Net training augmentations");
+  patchfeed::internal_python::RegisterAugmentSpatial(augment);
+  patchfeed::internal_python::RegisterAugmentIntensity(augment);
 }

@@ -17,7 +17,7 @@
 
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
-#include "loader/random.h"
+#include "common/random.h"
 
 namespace patchfeed::loader {
 namespace {

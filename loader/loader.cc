@@ -12,7 +12,7 @@
 #include <oneapi/tbb/info.h>
 
 #include "loader/loader_core.h"
-#include "loader/random.h"
+#include "common/random.h"
 
 namespace patchfeed::loader {
 namespace {

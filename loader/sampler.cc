@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "loader/random.h"
+#include "common/random.h"
 
 namespace patchfeed::loader {
 namespace internal_loader {

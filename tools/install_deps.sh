@@ -11,7 +11,7 @@ sudo_cmd=""
 if [[ $(id -u) -ne 0 ]]; then sudo_cmd="sudo"; fi
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config liblz4-dev libzstd-dev zlib1g-dev
-          libdeflate-dev libtbb-dev)
+          libdeflate-dev libtbb-dev libeigen3-dev)
 if (( with_tests )); then
   apt_pkgs+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev clang)
 fi
@@ -26,10 +26,15 @@ if (( ${#missing[@]} )); then
 fi
 
 if (( with_tests )); then
-  py_pkgs=(numpy pytest hypothesis blosc2 blosc numcodecs pybind11)
+  # module:requirement. torch is pinned to the CPU build this machine keeps on disk (a plain
+  # "torch" would download a CUDA build); batchgeneratorsv2 to the version nnU-Net 2.8 uses,
+  # since the augmentation tests compare against it.
+  py_pkgs=(numpy:numpy pytest:pytest hypothesis:hypothesis blosc2:blosc2 blosc:blosc
+           numcodecs:numcodecs pybind11:pybind11 torch:torch==2.13.0
+           batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy)
   need=()
-  for p in "${py_pkgs[@]}"; do
-    python3 -c "import ${p}" 2>/dev/null || need+=("$p")
+  for entry in "${py_pkgs[@]}"; do
+    python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")
   done
   if (( ${#need[@]} )); then
     echo "install_deps: pip install ${need[*]}"

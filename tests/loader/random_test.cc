@@ -2,7 +2,7 @@
 // CounterRng: Random123's known answers for Philox4x32-10, streams recomputable and distinct
 // in every field of their id, unbiased integers over awkward ranges, doubles in [0, 1).
 
-#include "loader/random.h"
+#include "common/random.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_RANDOM_H_
-#define PATCHFEED_LOADER_RANDOM_H_
+#ifndef PATCHFEED_COMMON_RANDOM_H_
+#define PATCHFEED_COMMON_RANDOM_H_
 
 /// \file
 /// A counter-based random generator: every draw is a pure function of a key and a counter,
@@ -21,7 +21,7 @@
 #include <array>
 #include <cstdint>
 
-namespace patchfeed::loader {
+namespace patchfeed {
 
 /// One Philox4x32-10 block: 4 random words from a 128-bit counter and a 64-bit key.
 constexpr std::array<uint32_t, 4> Philox4x32(std::array<uint32_t, 4> counter,
@@ -115,6 +115,6 @@ class CounterRng {
   int used_ = 4;
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed
 
-#endif  // PATCHFEED_LOADER_RANDOM_H_
+#endif  // PATCHFEED_COMMON_RANDOM_H_
