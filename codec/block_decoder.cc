@@ -1,6 +1,8 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/block_decoder.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -107,7 +109,7 @@ std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
 }
 
 Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
-                                   int32_t index, std::byte* dst, size_t size) {
+                                   int32_t index, std::byte* dst, size_t size, size_t prefix) {
   const std::byte* base = chunk.data();
   const int64_t cbytes = h.cbytes;
   int64_t data_start = int64_t{h.header_size} + int64_t{4} * h.nblocks;
@@ -160,7 +162,9 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
       std::memcpy(out, src.data(), ne);
       continue;
     }
-    Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
+    Status st = prefix < ne ? streams_.DecodePrefix(h.format, src, std::span<std::byte>(out, ne),
+                                                    dict, prefix)
+                            : streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
     if (!st.ok()) [[unlikely]]
       return st.WithContext("stream " + std::to_string(s));
   }
@@ -246,6 +250,42 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
   if (!st.ok()) [[unlikely]]
     return st.WithContext(BlockContext(index));
   return st;
+}
+
+Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std::byte> chunk,
+                                                             const ChunkHeader& h, int32_t index,
+                                                             int32_t itemsize,
+                                                             size_t items_needed) {
+  if (index < 0 || index >= h.nblocks) {
+    return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
+                                std::to_string(h.nblocks) + ")");
+  }
+  const size_t size = static_cast<size_t>(h.block_nbytes(index));
+  const auto isize = static_cast<size_t>(itemsize);
+  PartlyDecodedBlock r{nullptr, size / isize, itemsize, false};
+  FilterStep steps[kMaxFilters];
+  int out_of_place = 0;
+  const int nsteps = h.special == SpecialValue::kNone && !h.memcpyed
+                         ? PlanBackward(h, size, steps, &out_of_place)
+                         : -1;
+  if (nsteps == 1 && steps[0].filter == Filter::kShuffle && steps[0].param == itemsize &&
+      size % isize == 0) {
+    // Split blocks keep byte plane k in stream k, so a prefix of each stream is a prefix of
+    // the items; an unsplit block would need nearly all of its one stream anyway.
+    const bool split = h.block_nstreams(index) == itemsize;
+    std::byte* planes = Scratch(partial_, size);
+    Status st = DecodeStreams(chunk, h, index, planes, size,
+                              split ? std::min(items_needed, r.nitems) : SIZE_MAX);
+    if (!st.ok()) [[unlikely]]
+      return st.WithContext(BlockContext(index));
+    r.data = planes;
+    r.shuffled = true;
+    return r;
+  }
+  std::byte* out = Scratch(partial_, size);
+  PATCHFEED_RETURN_IF_ERROR(DecodeBlock(chunk, h, index, std::span<std::byte>(out, size)));
+  r.data = out;
+  return r;
 }
 
 Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std::byte> out) {

@@ -27,6 +27,16 @@
 
 namespace patchfeed::codec {
 
+/// A block decoded but for its final byte shuffle (see BlockDecoder::DecodeBlockForItems).
+struct PartlyDecodedBlock {
+  const std::byte* data = nullptr;  ///< in the decoder's scratch: valid until its next call
+  size_t nitems = 0;                ///< whole items in the block
+  int32_t itemsize = 0;
+  /// True: `data` holds byte planes (plane k at data + k * nitems), to be unshuffled with
+  /// UnshuffleItemRows; false: `data` holds the items themselves.
+  bool shuffled = false;
+};
+
 class BlockDecoder {
  public:
   BlockDecoder() = default;
@@ -45,17 +55,28 @@ class BlockDecoder {
   Status DecodeBlock(std::span<const std::byte> chunk, const ChunkHeader& header, int32_t index,
                      std::span<std::byte> out);
 
+  /// Decodes block `index` into scratch for a caller that wants only some of its items, of
+  /// `itemsize` bytes: all of them below `items_needed`, scattered. When the last filter is a
+  /// byte shuffle of `itemsize`, it is left undone (the caller unshuffles just its items, into
+  /// their destination, in one pass instead of unshuffle-then-copy), and LZ4 streams stop
+  /// after item `items_needed`. Otherwise the block is decoded whole. Errors as DecodeBlock.
+  Result<PartlyDecodedBlock> DecodeBlockForItems(std::span<const std::byte> chunk,
+                                                 const ChunkHeader& header, int32_t index,
+                                                 int32_t itemsize, size_t items_needed);
+
  private:
   // `block0` is the decoded block 0 that DELTA refers to (null if none or if index == 0).
   Status DecodeBlockWithRef(std::span<const std::byte> chunk, const ChunkHeader& header,
                             int32_t index, std::span<std::byte> out, const std::byte* block0);
+  // `prefix`: bytes wanted from the front of each stream (codecs that can stop early do).
   Status DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& header, int32_t index,
-                       std::byte* dst, size_t size);
+                       std::byte* dst, size_t size, size_t prefix = SIZE_MAX);
   std::byte* Scratch(std::vector<std::byte>& buf, size_t size);
 
   StreamDecoder streams_;
   std::vector<std::byte> scratch_;
   std::vector<std::byte> block0_;
+  std::vector<std::byte> partial_;  // DecodeBlockForItems' output
 };
 
 /// Convenience for tools and tests: parses and decodes `chunk` into a new vector.

@@ -17,6 +17,7 @@ using internal_codec::FillRegion;
 using internal_codec::FillView;
 using internal_codec::ForEachIndex;
 using internal_codec::Index;
+using internal_codec::UnshuffleRegion;
 
 }  // namespace
 
@@ -201,12 +202,24 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
         return st.WithContext(frame_.ChunkContext(chunk_index));
       return Status::Ok();
     }
-    scratch.block.resize(static_cast<size_t>(block_bytes));
-    Status st = scratch.decoder.DecodeBlock(chunk, h, b, scratch.block);
-    if (!st.ok())
-      return st.WithContext(frame_.ChunkContext(chunk_index));
-    CopyRegion(n, itemsize, ilo.data(), ihi.data(), scratch.block.data(), blo.data(),
-               g.blockshape.data(), dst, dst_origin);
+    // A piece of the block: decode it no further than its last wanted item, and undo a final
+    // byte shuffle only for the wanted rows, straight into dst.
+    int64_t last = 0;
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      last = last * g.blockshape[i] + (ihi[i] - 1 - blo[i]);
+    }
+    auto part = scratch.decoder.DecodeBlockForItems(chunk, h, b, static_cast<int32_t>(itemsize),
+                                                    static_cast<size_t>(last) + 1);
+    if (!part.ok())
+      return part.status().WithContext(frame_.ChunkContext(chunk_index));
+    if (part->shuffled) {
+      UnshuffleRegion(n, itemsize, ilo.data(), ihi.data(), part->data, part->nitems, blo.data(),
+                      g.blockshape.data(), dst, dst_origin);
+    } else {
+      CopyRegion(n, itemsize, ilo.data(), ihi.data(), part->data, blo.data(), g.blockshape.data(),
+                 dst, dst_origin);
+    }
     return Status::Ok();
   });
 }

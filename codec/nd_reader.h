@@ -52,7 +52,6 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
 struct BoxReadScratch {
   BlockDecoder decoder;
   std::vector<std::byte> chunk;  ///< chunks read with pread, synthesized special chunks
-  std::vector<std::byte> block;  ///< blocks that do not land contiguously
   std::vector<std::byte> whole;  ///< whole chunks, when DELTA ties blocks to block 0
 };
 

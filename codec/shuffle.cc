@@ -130,6 +130,15 @@ void Run(int32_t typesize, const std::byte* src, std::byte* dst, size_t size, Ke
   std::memcpy(dst + n * ts, src + n * ts, size - n * ts);
 }
 
+template <size_t kTypesize>
+void UnshuffleItemsFixed(const std::byte* planes, size_t stride, std::byte* dst, size_t begin,
+                         size_t count) {
+  for (size_t i = begin; i < count; ++i) {
+    for (size_t k = 0; k < kTypesize; ++k)
+      dst[i * kTypesize + k] = planes[k * stride + i];
+  }
+}
+
 }  // namespace
 
 void Shuffle(int32_t typesize, const std::byte* src, std::byte* dst, size_t size) {
@@ -148,6 +157,41 @@ void Unshuffle(int32_t typesize, const std::byte* src, std::byte* dst, size_t si
 #else
   Run(typesize, src, dst, size, nullptr, nullptr, UnshuffleScalar);
 #endif
+}
+
+void UnshuffleItemRows(int32_t typesize, const std::byte* src, size_t n, size_t first, size_t count,
+                       size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step) {
+  if (count == 0 || rows == 0)
+    return;
+  const size_t ts = static_cast<size_t>(typesize);
+#if defined(PATCHFEED_SHUFFLE_X86_KERNELS)
+  if (ts > 1 && ActiveSimdLevel() == SimdLevel::kAvx2 &&
+      internal_codec::UnshuffleRowsAvx2(ts, src, n, first, count, rows, src_row_step, dst,
+                                        dst_row_step))
+    return;
+#endif
+  for (size_t r = 0; r < rows; ++r, first += src_row_step, dst += dst_row_step) {
+    const std::byte* planes = src + first;
+    switch (ts) {
+      case 1:
+        std::memcpy(dst, planes, count);
+        break;
+      case 2:
+        UnshuffleItemsFixed<2>(planes, n, dst, 0, count);
+        break;
+      case 4:
+        UnshuffleItemsFixed<4>(planes, n, dst, 0, count);
+        break;
+      case 8:
+        UnshuffleItemsFixed<8>(planes, n, dst, 0, count);
+        break;
+      default:
+        for (size_t i = 0; i < count; ++i) {
+          for (size_t k = 0; k < ts; ++k)
+            dst[i * ts + k] = planes[k * n + i];
+        }
+    }
+  }
 }
 
 }  // namespace patchfeed::codec

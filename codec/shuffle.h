@@ -21,6 +21,13 @@ void Shuffle(int32_t typesize, const std::byte* src, std::byte* dst, size_t size
 /// Inverse of Shuffle. The ranges must not overlap. typesize >= 1.
 void Unshuffle(int32_t typesize, const std::byte* src, std::byte* dst, size_t size);
 
+/// Unshuffles `rows` runs of `count` items from a shuffled buffer that holds `n` whole items
+/// (byte plane k at `src + k * n`): run r is items [first + r * src_row_step, ... + count)
+/// and goes to `dst + r * dst_row_step` bytes. The rows of a patch that one block holds, without
+/// unshuffling the rest of the block or copying it a second time. Runs must lie within n.
+void UnshuffleItemRows(int32_t typesize, const std::byte* src, size_t n, size_t first, size_t count,
+                       size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step);
+
 }  // namespace patchfeed::codec
 
 #endif  // PATCHFEED_CODEC_SHUFFLE_H_

@@ -118,6 +118,11 @@ struct LoaderConfig {
   /// A (sample, array) box smaller than this is read inline by its producer, a larger one is
   /// split at chunk boundaries into tasks of at least this many bytes.
   int64_t min_task_bytes = int64_t{256} << 10;
+  /// Whether Next() reads a batch that no worker has started yet on the calling thread (all
+  /// reads inline) instead of waiting for a worker: it saves the hand-off on the one-batch
+  /// latency. Off, only the arena's `num_threads` workers read; the consumer only waits (a
+  /// trainer thread that must stay free for the GPU, or a measurement of the arena's scaling).
+  bool consumer_produces = true;
 
   int64_t start_epoch = 0;  ///< the position of the first Next()
   int64_t start_batch = 0;

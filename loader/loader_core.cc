@@ -182,7 +182,7 @@ Result<Lease> LoaderCore::Next() {
             " ring slots; release a lease first (or configure more slots)");
       }
     }
-    if (index >= 0 && ClaimLocked(index, /*on_consumer=*/true)) {
+    if (index >= 0 && parts_.config.consumer_produces && ClaimLocked(index, /*on_consumer=*/true)) {
       // No worker has started the batch this call waits for: read it here, all inline, rather
       // than pay a worker's wake-up and a condition-variable hand-off (the one-batch latency).
       lock.unlock();

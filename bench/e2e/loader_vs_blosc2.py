@@ -131,9 +131,12 @@ def run_bench(binary, *args):
 
 def patchfeed_mbs(binary, workload, folder, samples, threads):
     patch, batch = (A_PATCH, A_BATCH) if workload == "A" else (B_PATCH, B_BATCH)
+    # --workers-only: `threads` arena workers read and the consuming thread only waits, so the
+    # thread count is exact (by default Next() also reads on the consumer thread when it would
+    # otherwise wait, which makes "1 thread" up to two).
     r = run_bench(binary, "--dataset", folder, "--workload", workload, "--threads", threads,
                   "--batches", samples // batch, "--batch-size", batch,
-                  "--patch", ",".join(map(str, patch)))
+                  "--patch", ",".join(map(str, patch)), "--workers-only")
     return r["mb_s"]
 
 

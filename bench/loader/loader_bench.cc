@@ -43,6 +43,7 @@ struct Options {
   bool latency = false;
   int reps = 200;
   int64_t open_cases = 0;
+  bool consumer_produces = true;
 };
 
 bool ParseList(const char* s, std::vector<int64_t>* out) {
@@ -63,6 +64,10 @@ bool Parse(int argc, char** argv, Options* o) {
     const std::string a = argv[i];
     if (a == "--latency") {
       o->latency = true;
+      continue;
+    }
+    if (a == "--workers-only") {  // the consumer only waits: `--threads` workers read
+      o->consumer_produces = false;
       continue;
     }
     const char* v = i + 1 < argc ? argv[++i] : nullptr;
@@ -127,6 +132,7 @@ pl::LoaderConfig MakeConfig(const Options& o, pl::Dataset dataset, int64_t batch
   config.foreground.mode = pl::ForegroundOptions::Mode::kOff;
   config.sampler.seed = 42;
   config.num_threads = o.threads;
+  config.consumer_produces = o.consumer_produces;
   return config;
 }
 
@@ -258,7 +264,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: loader_bench --dataset DIR --workload A|B [--threads N] [--batches K]\n"
                  "       [--batch-size B] [--patch Z,Y,X] [--latency [--reps R]]\n"
-                 "       [--open-cases N]\n");
+                 "       [--open-cases N] [--workers-only]\n");
     return 2;
   }
   const Status st = o.latency          ? RunLatency(o)

@@ -17,6 +17,7 @@
 
 #include "codec/b2nd_meta.h"
 #include "codec/nd_reader.h"
+#include "codec/shuffle.h"
 #include "common/status.h"
 
 namespace patchfeed::internal_codec {
@@ -122,15 +123,13 @@ inline void ForEachRow(const RowWalk& w, F&& row) {
   }
 }
 
-// Copies the items of region [lo, hi) (global coordinates) from a C-ordered source whose
-// origin is `src_origin` and extents `src_shape`, into `dst` whose origin is `dst_origin`.
-inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
-                       const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
-                       const NdView& dst, const int64_t* dst_origin) {
-  if (n == 0) {
-    std::memcpy(dst.data, src, static_cast<size_t>(itemsize));
-    return;
-  }
+// The rows of region [lo, hi) (global coordinates) between a C-ordered source whose origin is
+// `src_origin` and extents `src_shape` and `dst`, whose origin is `dst_origin`: `walk` and the
+// byte offsets of the region's first item in the source and in dst. False if it is empty.
+inline bool MakeRegionWalk(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                           const int64_t* src_origin, const int64_t* src_shape, const NdView& dst,
+                           const int64_t* dst_origin, RowWalk* walk, int64_t* src_first,
+                           int64_t* dst_first) {
   Index src_strides{}, shape{};
   int64_t s = itemsize;
   for (int d = n - 1; d >= 0; --d) {
@@ -142,12 +141,29 @@ inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t
     const auto i = static_cast<size_t>(d);
     shape[i] = hi[d] - lo[d];
     if (shape[i] <= 0)
-      return;
+      return false;
     so += (lo[d] - src_origin[d]) * src_strides[i];
     dof += (lo[d] - dst_origin[d]) * dst.byte_strides[i];
   }
-  const RowWalk w =
-      MakeRowWalk(n, itemsize, shape.data(), src_strides.data(), dst.byte_strides.data());
+  *walk = MakeRowWalk(n, itemsize, shape.data(), src_strides.data(), dst.byte_strides.data());
+  *src_first = so;
+  *dst_first = dof;
+  return true;
+}
+
+// Copies the items of region [lo, hi) (global coordinates) from a C-ordered source whose
+// origin is `src_origin` and extents `src_shape`, into `dst` whose origin is `dst_origin`.
+inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                       const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
+                       const NdView& dst, const int64_t* dst_origin) {
+  if (n == 0) {
+    std::memcpy(dst.data, src, static_cast<size_t>(itemsize));
+    return;
+  }
+  RowWalk w;
+  int64_t so = 0, dof = 0;
+  if (!MakeRegionWalk(n, itemsize, lo, hi, src_origin, src_shape, dst, dst_origin, &w, &so, &dof))
+    return;
   const std::byte* s0 = src + so;
   std::byte* d0 = dst.data + dof;
   ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
@@ -159,6 +175,52 @@ inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t
                     static_cast<size_t>(itemsize));
       }
     }
+  });
+}
+
+// CopyRegion from a block still byte-shuffled: `planes` holds byte plane k of the block's
+// `nitems` items at planes + k * nitems. Each row is unshuffled straight into dst, so the
+// block is never unshuffled as a whole nor copied a second time.
+inline void UnshuffleRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                            const std::byte* planes, size_t nitems, const int64_t* src_origin,
+                            const int64_t* src_shape, const NdView& dst,
+                            const int64_t* dst_origin) {
+  const auto ts = static_cast<int32_t>(itemsize);
+  if (n == 0) {
+    codec::UnshuffleItemRows(ts, planes, nitems, 0, 1, 1, 0, dst.data, 0);
+    return;
+  }
+  RowWalk w;
+  int64_t so = 0, dof = 0;
+  if (!MakeRegionWalk(n, itemsize, lo, hi, src_origin, src_shape, dst, dst_origin, &w, &so, &dof))
+    return;
+  std::byte* d0 = dst.data + dof;
+  const auto first0 = static_cast<size_t>(so / itemsize);
+  if (!w.dst_row_contiguous) {
+    ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
+      const auto first = first0 + static_cast<size_t>(src_off / itemsize);
+      for (int64_t k = 0; k < w.row_items; ++k) {
+        codec::UnshuffleItemRows(ts, planes, nitems, first + static_cast<size_t>(k), 1, 1, 0,
+                                 d0 + dst_off + k * w.dst_item_stride, 0);
+      }
+    });
+    return;
+  }
+  // The innermost outer dimension goes to the kernel as a run of rows, so the dispatch is paid
+  // once per plane of the region rather than once per row.
+  RowWalk outer = w;
+  size_t nrows = 1, src_step = 0, dst_step = 0;
+  if (w.outer > 0) {
+    const auto i = static_cast<size_t>(w.outer - 1);
+    nrows = static_cast<size_t>(w.extent[i]);
+    src_step = static_cast<size_t>(w.src_stride[i] / itemsize);
+    dst_step = static_cast<size_t>(w.dst_stride[i]);
+    outer.outer = w.outer - 1;
+  }
+  ForEachRow(outer, [&](int64_t src_off, int64_t dst_off) {
+    codec::UnshuffleItemRows(ts, planes, nitems, first0 + static_cast<size_t>(src_off / itemsize),
+                             static_cast<size_t>(w.row_items), nrows, src_step, d0 + dst_off,
+                             dst_step);
   });
 }
 

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "codec/internal/shuffle_kernels.h"
 
@@ -171,14 +172,16 @@ size_t ShufflePow2(const std::byte* src, std::byte* dst, size_t n) {
 
 // kWholeStores: join the lanes of two vectors with a permute and store 32 contiguous bytes,
 // instead of storing each lane on its own.
+// Byte plane k starts at `src + k * stride`; elements [0, n) of the planes are interleaved into
+// dst (stride == n for a whole buffer, larger for a run of items inside a block).
 template <size_t kTs, bool kWholeStores>
-size_t UnshufflePow2(const std::byte* src, std::byte* dst, size_t n) {
+size_t UnshufflePow2Strided(const std::byte* src, size_t stride, std::byte* dst, size_t n) {
   size_t i = 0;
   for (; i + kBatch <= n; i += kBatch) {
     Vec v[kTs];
 #pragma GCC unroll 16
     for (size_t k = 0; k < kTs; ++k)
-      v[k] = Load(src + k * n + i);
+      v[k] = Load(src + k * stride + i);
     Interleave<kTs>(v);
     std::byte* d = dst + i * kTs;
 #pragma GCC unroll 8
@@ -205,8 +208,8 @@ constexpr size_t kWholeStoresFromBytes = 512 * 1024;
 template <size_t kTs>
 size_t UnshufflePow2(const std::byte* src, std::byte* dst, size_t n) {
   if (kTs == 2 && n * kTs >= kWholeStoresFromBytes)
-    return UnshufflePow2<kTs, true>(src, dst, n);
-  return UnshufflePow2<kTs, false>(src, dst, n);
+    return UnshufflePow2Strided<kTs, true>(src, n, dst, n);
+  return UnshufflePow2Strided<kTs, false>(src, n, dst, n);
 }
 
 // Vectors below may read or write up to 16 bytes from any element start in a batch, so batches
@@ -614,6 +617,53 @@ size_t ShuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t
   if (typesize == 12)
     return Shuffle12(src, dst, num_elements);
   return Tiles<false>(src, dst, typesize, num_elements);
+}
+
+namespace {
+
+// Rows of `count` items: whole vectors, then one more vector ending at the row's last item
+// (overlapping the previous one: the same bytes again). A row shorter than a vector is
+// unshuffled as a whole vector from a start that stays inside the block's planes into a
+// small buffer, and its part copied out.
+template <size_t kTs>
+void UnshuffleRowsPow2(const std::byte* planes, size_t nitems, size_t first, size_t count,
+                       size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step) {
+  alignas(32) std::byte tmp[kBatch * kTs];
+  for (size_t r = 0; r < rows; ++r, first += src_row_step, dst += dst_row_step) {
+    if (count >= kBatch) {
+      const size_t done = UnshufflePow2Strided<kTs, false>(planes + first, nitems, dst, count);
+      if (done < count) {
+        const size_t last = count - kBatch;
+        UnshufflePow2Strided<kTs, false>(planes + first + last, nitems, dst + last * kTs, kBatch);
+      }
+    } else {
+      const size_t start = std::min(first, nitems - kBatch);
+      UnshufflePow2Strided<kTs, false>(planes + start, nitems, tmp, kBatch);
+      std::memcpy(dst, tmp + (first - start) * kTs, count * kTs);
+    }
+  }
+}
+
+}  // namespace
+
+bool UnshuffleRowsAvx2(size_t typesize, const std::byte* planes, size_t nitems, size_t first,
+                       size_t count, size_t rows, size_t src_row_step, std::byte* dst,
+                       size_t dst_row_step) {
+  if (nitems < kBatch || count == 0)
+    return false;
+  switch (typesize) {
+    case 2:
+      UnshuffleRowsPow2<2>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
+      return true;
+    case 4:
+      UnshuffleRowsPow2<4>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
+      return true;
+    case 8:
+      UnshuffleRowsPow2<8>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
+      return true;
+    default:
+      return false;
+  }
 }
 
 size_t UnshuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {

@@ -36,6 +36,13 @@ size_t UnshuffleSse2(size_t typesize, const std::byte* src, std::byte* dst, size
 /// Shuffle / unshuffle with AVX2. Return the number of leading elements done.
 size_t ShuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements);
 size_t UnshuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements);
+/// Unshuffles `rows` runs of `count` items of a shuffled block of `nitems` items (byte plane k
+/// at `planes + k * nitems`): run r starts at item `first + r * src_row_step` and goes to
+/// `dst + r * dst_row_step`. For typesize 2, 4 and 8 and blocks of at least 32 items; returns
+/// false (nothing done) otherwise. Writes nothing but the runs.
+bool UnshuffleRowsAvx2(size_t typesize, const std::byte* planes, size_t nitems, size_t first,
+                       size_t count, size_t rows, size_t src_row_step, std::byte* dst,
+                       size_t dst_row_step);
 
 #endif  // PATCHFEED_SHUFFLE_X86_KERNELS
 

@@ -16,6 +16,7 @@
 
 #include "codec/block_decoder.h"
 #include "codec/chunk_encoder.h"
+#include "codec/shuffle.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace patchfeed::codec {
@@ -281,6 +282,51 @@ TEST(ChunkEncoderTest, TypesizeAbove255IsRecordedAsBytes) {
   ASSERT_OK_AND_ASSIGN(auto h, ParseChunkHeader(chunk));
   EXPECT_EQ(h.typesize, 1);
   ExpectRoundTrip(o, data);
+}
+
+TEST(BlockDecoderTest, DecodeBlockForItemsGivesTheWantedItems) {
+  // Split LZ4 + shuffle blocks come back as byte planes whose wanted prefix is exact; other
+  // settings come back decoded whole. Either way the items below items_needed are right.
+  const std::vector<std::byte> data = MakeData(DataKind::kSmooth, 4 * 40000, 21);
+  struct Case {
+    Codec codec;
+    SplitMode split;
+    Filter filter;
+    bool shuffled;
+  };
+  for (const Case& c : {Case{Codec::kLZ4, SplitMode::kAlways, Filter::kShuffle, true},
+                        Case{Codec::kLZ4, SplitMode::kNever, Filter::kShuffle, true},
+                        Case{Codec::kZstd, SplitMode::kAlways, Filter::kShuffle, true},
+                        Case{Codec::kLZ4, SplitMode::kAlways, Filter::kBitShuffle, false},
+                        Case{Codec::kLZ4, SplitMode::kAlways, Filter::kNone, false}}) {
+    EncodeOptions o;
+    o.codec = c.codec;
+    o.typesize = 4;
+    o.splitmode = c.split;
+    o.filters[5] = c.filter;
+    o.blocksize = 4 * 4096;
+    ASSERT_OK_AND_ASSIGN(std::vector<std::byte> chunk, CompressChunk(o, data));
+    ASSERT_OK_AND_ASSIGN(ChunkHeader h, ParseChunkHeader(chunk));
+    BlockDecoder decoder;
+    for (int32_t b : {0, 3, h.nblocks - 1}) {
+      const size_t nitems = static_cast<size_t>(h.block_nbytes(b)) / 4;
+      for (size_t needed : {size_t{1}, size_t{777}, nitems}) {
+        SCOPED_TRACE("block " + std::to_string(b) + " needed " + std::to_string(needed));
+        ASSERT_OK_AND_ASSIGN(PartlyDecodedBlock part,
+                             decoder.DecodeBlockForItems(chunk, h, b, 4, needed));
+        EXPECT_EQ(part.shuffled, c.shuffled);
+        ASSERT_EQ(part.nitems, nitems);
+        std::vector<std::byte> items(needed * 4);
+        if (part.shuffled) {
+          UnshuffleItemRows(4, part.data, part.nitems, 0, needed, 1, 0, items.data(), 0);
+        } else {
+          std::memcpy(items.data(), part.data, items.size());
+        }
+        const auto offset = static_cast<ptrdiff_t>(b) * o.blocksize;
+        ASSERT_TRUE(std::equal(items.begin(), items.end(), data.begin() + offset));
+      }
+    }
+  }
 }
 
 }  // namespace

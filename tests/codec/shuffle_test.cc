@@ -228,5 +228,50 @@ TEST(ShuffleTest, LargeBlocks) {
   }
 }
 
+TEST(ShuffleTest, UnshuffleItemRowsMatchesWholeUnshuffle) {
+  // Runs of items of a shuffled block, one row or several rows apart, at every SIMD level: the
+  // row pieces of a patch. Short runs near either end of the block, long runs with a partial
+  // last vector, and blocks smaller than a vector.
+  std::mt19937 rng(11);
+  struct Rows {
+    size_t first, count, rows, step;
+  };
+  for (SimdLevel level : kLevels) {
+    ScopedSimdCap cap(level);
+    for (size_t ts : std::vector<size_t>{1, 2, 3, 4, 8, 12}) {
+      for (size_t n : std::vector<size_t>{1000, 20}) {
+        const std::vector<std::byte> items = RandomBytes(n * ts, rng);
+        const std::vector<std::byte> planes = ReferenceShuffle(ts, items);
+        for (const Rows& r : std::vector<Rows>{{0, n, 1, 0},
+                                               {0, 1, 1, 0},
+                                               {n - 1, 1, 1, 0},
+                                               {n - 7, 7, 1, 0},
+                                               {2, 5, 3, 6},
+                                               {5, 32, 4, 100},
+                                               {31, 65, 3, 200},
+                                               {100, 0, 2, 1},
+                                               {1, 998, 1, 0},
+                                               {7, 17, 9, 100}}) {
+          if (r.first + (r.rows - 1) * r.step + r.count > n)
+            continue;
+          SCOPED_TRACE(LevelName(level) + " typesize " + std::to_string(ts) + " n " +
+                       std::to_string(n) + " items " + std::to_string(r.first) + "+" +
+                       std::to_string(r.count) + " x" + std::to_string(r.rows));
+          const size_t dst_step = r.count * ts + 3;  // rows apart in dst, gaps left alone
+          std::vector<std::byte> out(r.rows * dst_step + 64, std::byte{0x5a});
+          UnshuffleItemRows(static_cast<int32_t>(ts), planes.data(), n, r.first, r.count, r.rows,
+                            r.step, out.data(), dst_step);
+          std::vector<std::byte> want(out.size(), std::byte{0x5a});
+          for (size_t row = 0; row < r.rows; ++row) {
+            std::copy_n(items.begin() + static_cast<ptrdiff_t>((r.first + row * r.step) * ts),
+                        r.count * ts, want.begin() + static_cast<ptrdiff_t>(row * dst_step));
+          }
+          ASSERT_EQ(out, want);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
