@@ -124,6 +124,7 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
     return DataLossError("offset " + std::to_string(pos) + " is outside the chunk's data [" +
                          std::to_string(data_start) + ", " + std::to_string(cbytes) + ")");
   }
+  const int64_t first = pos;
   const int32_t nstreams = h.block_nstreams(index);
   const size_t ne = size / static_cast<size_t>(nstreams);
   if (ne == 0)
@@ -168,6 +169,8 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
     if (!st.ok()) [[unlikely]]
       return st.WithContext("stream " + std::to_string(s));
   }
+  compressed_bytes_read_ += pos - first;
+  bytes_decoded_ += static_cast<int64_t>(std::min(prefix, ne) * static_cast<size_t>(nstreams));
   return Status::Ok();
 }
 
@@ -183,6 +186,8 @@ Status BlockDecoder::DecodeBlockWithRef(std::span<const std::byte> chunk, const 
   if (h.memcpyed) {
     std::memcpy(out.data(), chunk.data() + h.header_size + static_cast<size_t>(index) * h.blocksize,
                 size);
+    compressed_bytes_read_ += static_cast<int64_t>(size);
+    bytes_decoded_ += static_cast<int64_t>(size);
     return Status::Ok();
   }
 
@@ -298,6 +303,8 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
     return Status::Ok();
   if (h.memcpyed && h.special == SpecialValue::kNone) {
     std::memcpy(out.data(), chunk.data() + h.header_size, static_cast<size_t>(h.nbytes));
+    compressed_bytes_read_ += h.nbytes;
+    bytes_decoded_ += h.nbytes;
     return Status::Ok();
   }
   if (h.special != SpecialValue::kNone) {

@@ -60,6 +60,12 @@ class BlockDecoder {
   /// byte shuffle of `itemsize`, it is left undone (the caller unshuffles just its items, into
   /// their destination, in one pass instead of unshuffle-then-copy), and LZ4 streams stop
   /// after item `items_needed`. Otherwise the block is decoded whole. Errors as DecodeBlock.
+  /// Running totals of this decoder's work, for metrics: the compressed stream bytes it
+  /// read and the bytes it produced from them (blocks stored raw count in both; special
+  /// chunks in neither). Callers take differences.
+  int64_t compressed_bytes_read() const { return compressed_bytes_read_; }
+  int64_t bytes_decoded() const { return bytes_decoded_; }
+
   Result<PartlyDecodedBlock> DecodeBlockForItems(std::span<const std::byte> chunk,
                                                  const ChunkHeader& header, int32_t index,
                                                  int32_t itemsize, size_t items_needed);
@@ -77,6 +83,8 @@ class BlockDecoder {
   std::vector<std::byte> scratch_;
   std::vector<std::byte> block0_;
   std::vector<std::byte> partial_;  // DecodeBlockForItems' output
+  int64_t compressed_bytes_read_ = 0;
+  int64_t bytes_decoded_ = 0;
 };
 
 /// Convenience for tools and tests: parses and decodes `chunk` into a new vector.

@@ -198,7 +198,8 @@ void LoaderCore::ReadCells(Round& round, const ReadRun& run) noexcept {
     return;
   }
   codec::BoxReadScratch& scratch = scratch_.local();
-  int64_t decoded = 0;
+  const int64_t read_before = scratch.decoder.compressed_bytes_read();
+  const int64_t decoded_before = scratch.decoder.bytes_decoded();
   for (size_t i = run.begin; i < run.end; ++i) {
     if (round.Cancelled()) {
       break;
@@ -210,12 +211,9 @@ void LoaderCore::ReadCells(Round& round, const ReadRun& run) noexcept {
       RecordError(round, job, &cell, st);
       break;
     }
-    decoded += cell.decoded_bytes;
   }
-  MetricsCounters::Add(counters_.bytes_decoded, decoded);
-  MetricsCounters::Add(counters_.bytes_read,
-                       static_cast<int64_t>(static_cast<double>(decoded) *
-                                            probe(job.case_index, job.output).compression_ratio));
+  MetricsCounters::Add(counters_.bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
+  MetricsCounters::Add(counters_.bytes_read, scratch.decoder.compressed_bytes_read() - read_before);
 }
 
 void LoaderCore::RecordError(Round& round, const ReadJob& job, const ReadCell* cell,

@@ -22,10 +22,12 @@ struct LoaderMetrics {
   int64_t samples_skipped = 0;
   int64_t read_errors = 0;  ///< failed reads (or opens), whatever the policy did with them
 
-  /// Compressed bytes behind the blocks decoded: the blocks' share of their file's compressed
-  /// size (the file's mean ratio), not a count of the bytes the kernel moved.
+  /// Compressed stream bytes the decoders read (exact, counted by each worker's BlockDecoder;
+  /// chunk headers and offsets not included).
   int64_t bytes_read = 0;
-  int64_t bytes_decoded = 0;  ///< whole Blosc blocks decoded (a box decodes every block it touches)
+  /// Bytes the decoders produced: every block a box touches, or its front when the stream can
+  /// stop early (LZ4 split streams), or the whole chunk for DELTA chunks.
+  int64_t bytes_decoded = 0;
   int64_t bytes_delivered = 0;  ///< batch bytes handed to the consumer
 
   int64_t consumer_wait_ns = 0;  ///< time Next() spent waiting for its batch

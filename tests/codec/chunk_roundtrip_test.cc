@@ -329,5 +329,26 @@ TEST(BlockDecoderTest, DecodeBlockForItemsGivesTheWantedItems) {
   }
 }
 
+TEST(BlockDecoderTest, CountsTheBytesItReadsAndProduces) {
+  // A whole chunk: every stream byte after the header and block offsets is read once, and
+  // nbytes come out; a stored-raw (clevel 0) chunk counts its data in both.
+  const std::vector<std::byte> data = MakeData(DataKind::kSmooth, 4 * 30000, 5);
+  EncodeOptions o;
+  o.typesize = 4;
+  o.filters[5] = Filter::kShuffle;
+  o.blocksize = 4 * 4096;
+  for (int clevel : {5, 0}) {
+    o.clevel = clevel;
+    ASSERT_OK_AND_ASSIGN(std::vector<std::byte> chunk, CompressChunk(o, data));
+    ASSERT_OK_AND_ASSIGN(ChunkHeader h, ParseChunkHeader(chunk));
+    BlockDecoder decoder;
+    std::vector<std::byte> out(data.size());
+    ASSERT_OK(decoder.DecodeChunk(chunk, out));
+    const int64_t overhead = h.memcpyed ? h.header_size : h.header_size + 4 * h.nblocks;
+    EXPECT_EQ(decoder.compressed_bytes_read(), h.cbytes - overhead) << "clevel " << clevel;
+    EXPECT_EQ(decoder.bytes_decoded(), h.nbytes) << "clevel " << clevel;
+  }
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
