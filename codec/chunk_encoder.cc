@@ -7,6 +7,7 @@
 
 #include "codec/bitshuffle.h"
 #include "codec/filters.h"
+#include "codec/internal/chunk_flags.h"
 #include "codec/shuffle.h"
 #include "common/byte_order.h"
 
@@ -17,10 +18,10 @@ constexpr int32_t kL1 = 32 * 1024;         // c-blosc2's block-size unit
 constexpr int32_t kBlosc2MinBuffer = 32;   // smaller chunks are stored raw (c-blosc2 >= 2.4)
 constexpr int32_t kBlosc1MinBuffer = 128;  // the same threshold in c-blosc 1.x
 constexpr int32_t kMaxSplits = 16;         // wider types are never split into streams
-constexpr uint8_t kFlagMemcpyed = 0x02;
-constexpr uint8_t kFlagDontSplit = 0x10;
-constexpr uint8_t kB2FlagDict = 0x01;
-constexpr uint8_t kB2SpecialZeros = 0x10;  // special value 1 in bits 4-6
+using internal_codec::kB2FlagDict;
+using internal_codec::kB2SpecialZeros;
+using internal_codec::kFlagDontSplit;
+using internal_codec::kFlagMemcpyed;
 
 int32_t HeaderTypesize(const EncodeOptions& o) { return o.typesize > 255 ? 1 : o.typesize; }
 

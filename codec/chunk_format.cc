@@ -5,24 +5,22 @@
 #include <cctype>
 #include <string>
 
+#include "codec/internal/chunk_flags.h"
 #include "common/byte_order.h"
 
 namespace patchfeed::codec {
 namespace {
 
-// Flag bits of header byte 2.
-constexpr uint8_t kFlagShuffle = 0x01;
-constexpr uint8_t kFlagMemcpyed = 0x02;
-constexpr uint8_t kFlagBitShuffle = 0x04;
-constexpr uint8_t kFlagDelta = 0x08;
-constexpr uint8_t kFlagDontSplit = 0x10;
-constexpr uint8_t kFlagExtendedHeader = kFlagShuffle | kFlagBitShuffle;
-
-// blosc2_flags (byte 0x1F) and blosc2_flags2 (byte 0x1E).
-constexpr uint8_t kB2FlagDict = 0x01;
-constexpr uint8_t kB2FlagLazy = 0x08;
-constexpr uint8_t kB2FlagInstrumented = 0x80;
-constexpr uint8_t kB2Flags2VarBlocks = 0x01;
+using internal_codec::kB2FlagDict;
+using internal_codec::kB2FlagInstrumented;
+using internal_codec::kB2FlagLazy;
+using internal_codec::kB2Flags2VarBlocks;
+using internal_codec::kFlagBitShuffle;
+using internal_codec::kFlagDelta;
+using internal_codec::kFlagDontSplit;
+using internal_codec::kFlagExtendedHeader;
+using internal_codec::kFlagMemcpyed;
+using internal_codec::kFlagShuffle;
 
 std::string Lower(std::string_view s) {
   std::string out(s);

@@ -3,11 +3,13 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "codec/block_decoder.h"
+#include "codec/internal/chunk_flags.h"
 #include "common/byte_order.h"
 
 namespace patchfeed::codec {
@@ -369,6 +371,96 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
       return bytes.status().WithContext(ChunkContext(index));
   }
   return bytes;
+}
+
+Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(
+    int64_t index, std::span<const int32_t> blocks, std::vector<std::byte>& scratch) const {
+  using internal_codec::kB2FlagDict;
+  using internal_codec::kFlagExtendedHeader;
+  using internal_codec::kFlagMemcpyed;
+  if (index < 0 || index >= info_.nchunks || info_.sparse ||
+      IsSpecialOffset(offsets_[static_cast<size_t>(index)])) {
+    return GetChunk(index, scratch);
+  }
+  const int64_t off = offsets_[static_cast<size_t>(index)];
+  const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
+  if (source_->Data(pos, kBlosc2HeaderSize) != nullptr) {
+    return GetChunk(index, scratch);  // mapped: nothing to save
+  }
+  // Header first: its size fields say where the block offsets end.
+  std::byte head[kBlosc2HeaderSize];
+  const auto fail = [&](Status st) { return st.WithContext(ChunkContext(index)); };
+  const int64_t avail = info_.cbytes - off;
+  if (avail < kBlosc2HeaderSize) {
+    return GetChunk(index, scratch);
+  }
+  if (Status st = source_->ReadAt(pos, head); !st.ok())
+    return fail(st);
+  const int32_t nbytes = LoadLE<int32_t>(head + 4);
+  const int32_t blocksize = LoadLE<int32_t>(head + 8);
+  const int32_t cbytes = LoadLE<int32_t>(head + 12);
+  const auto flags = static_cast<uint8_t>(head[2]);
+  const bool extended = (flags & kFlagExtendedHeader) == kFlagExtendedHeader;
+  const bool memcpyed = (flags & kFlagMemcpyed) != 0;
+  const bool dict = extended && (static_cast<uint8_t>(head[0x1F]) & kB2FlagDict) != 0;
+  if (!extended || memcpyed || blocksize <= 0 || nbytes <= 0 || cbytes > avail ||
+      cbytes < kBlosc2HeaderSize) {
+    return GetChunk(index, scratch);  // small, raw or odd: read it whole (and check it there)
+  }
+  const int64_t nblocks = (int64_t{nbytes} + blocksize - 1) / blocksize;
+  int64_t prefix = kBlosc2HeaderSize + 4 * nblocks + (dict ? 4 : 0);
+  if (prefix > cbytes) {
+    return GetChunk(index, scratch);  // truncated: GetChunk + ParseChunkHeader report it
+  }
+  scratch.resize(static_cast<size_t>(cbytes));
+  std::memcpy(scratch.data(), head, kBlosc2HeaderSize);
+  const auto read = [&](int64_t from, int64_t to) -> Status {
+    return source_->ReadAt(pos + static_cast<uint64_t>(from),
+                           std::span(scratch.data() + from, static_cast<size_t>(to - from)));
+  };
+  if (Status st = read(kBlosc2HeaderSize, prefix); !st.ok())
+    return fail(st);
+  if (dict) {
+    const int32_t dsize = LoadLE<int32_t>(scratch.data() + prefix - 4);
+    if (dsize > 0 && prefix + dsize <= cbytes) {
+      if (Status st = read(prefix, prefix + dsize); !st.ok())
+        return fail(st);
+      prefix += dsize;
+    }
+  }
+  // A block's streams run from its offset to the next larger offset (or the chunk's end);
+  // neighbouring wanted blocks are read in one call.
+  std::vector<int64_t> starts(static_cast<size_t>(nblocks));
+  for (int64_t b = 0; b < nblocks; ++b) {
+    starts[static_cast<size_t>(b)] = LoadLE<int32_t>(scratch.data() + kBlosc2HeaderSize + 4 * b);
+  }
+  std::vector<int64_t> sorted = starts;
+  std::sort(sorted.begin(), sorted.end());
+  int64_t run_from = -1, run_to = -1;
+  for (const int32_t b : blocks) {
+    if (b < 0 || b >= nblocks)
+      continue;
+    const int64_t from = starts[static_cast<size_t>(b)];
+    if (from < prefix || from >= cbytes)
+      continue;  // a bad offset: the decoder reports it
+    const auto next = std::upper_bound(sorted.begin(), sorted.end(), from);
+    const int64_t to = next == sorted.end() ? cbytes : std::min<int64_t>(*next, cbytes);
+    if (from == run_to) {
+      run_to = to;
+      continue;
+    }
+    if (run_from >= 0) {
+      if (Status st = read(run_from, run_to); !st.ok())
+        return fail(st);
+    }
+    run_from = from;
+    run_to = to;
+  }
+  if (run_from >= 0) {
+    if (Status st = read(run_from, run_to); !st.ok())
+      return fail(st);
+  }
+  return std::span<const std::byte>(scratch.data(), static_cast<size_t>(cbytes));
 }
 
 }  // namespace patchfeed::codec

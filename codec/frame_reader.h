@@ -79,6 +79,13 @@ class FrameReader {
   /// a synthesized 32-byte special chunk in `scratch`. Thread-safe.
   Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch) const;
 
+  /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk.
+  /// When the frame is read with pread, only the chunk's header, block offsets, dictionary and
+  /// those blocks' streams are read, into a `scratch` image of the whole chunk (the rest of it
+  /// is left unread: decode nothing but `blocks` from it). Otherwise the same as GetChunk.
+  Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
+                                                    std::vector<std::byte>& scratch) const;
+
   /// Context for errors about chunk `index`: "<path>: chunk <index>".
   std::string ChunkContext(int64_t index) const;
 

@@ -99,7 +99,33 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   const NdGeometry& g = geom_;
   const int n = g.ndim;
   const int64_t itemsize = g.itemsize;
-  PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, frame_.GetChunk(chunk_index, scratch.chunk));
+  // Origin of this chunk in array coordinates, and the blocks the region touches.
+  Index corigin{}, klo{}, khi{};
+  {
+    int64_t rest = chunk_index;
+    for (int d = n - 1; d >= 0; --d) {
+      const auto i = static_cast<size_t>(d);
+      corigin[i] = (rest % g.chunks_per_dim[i]) * g.chunkshape[i];
+      rest /= g.chunks_per_dim[i];
+    }
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      klo[i] = (lo[d] - corigin[i]) / g.blockshape[i];
+      khi[i] = (hi[d] - 1 - corigin[i]) / g.blockshape[i] + 1;
+    }
+  }
+  // With pread, only those blocks' bytes are read from the file.
+  std::vector<int32_t>& wanted = scratch.wanted_blocks;
+  wanted.clear();
+  (void)ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
+    int64_t b = 0;
+    for (int d = 0; d < n; ++d) {
+      b = b * g.blocks_per_chunk[static_cast<size_t>(d)] + k[static_cast<size_t>(d)];
+    }
+    wanted.push_back(static_cast<int32_t>(b));
+    return Status::Ok();
+  });
+  PATCHFEED_ASSIGN_OR_RETURN(auto chunk, frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk));
   auto header = ParseChunkHeader(chunk);
   if (!header.ok())
     return header.status().WithContext(frame_.ChunkContext(chunk_index));
@@ -108,16 +134,6 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   if (h.nbytes != chunk_bytes) {
     return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " + std::to_string(h.nbytes) +
                          " bytes, the array's chunks " + std::to_string(chunk_bytes));
-  }
-  // Origin of this chunk in array coordinates.
-  Index corigin{};
-  {
-    int64_t rest = chunk_index;
-    for (int d = n - 1; d >= 0; --d) {
-      const auto i = static_cast<size_t>(d);
-      corigin[i] = (rest % g.chunks_per_dim[i]) * g.chunkshape[i];
-      rest /= g.chunks_per_dim[i];
-    }
   }
   const int64_t* dst_origin = box.start.data();
 
@@ -145,20 +161,15 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
                          std::to_string(block_bytes));
   }
   if (whole_chunk) {
-    // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block.
+    // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block
+    // (with all of the chunk's bytes, which GetChunkBlocks may not have read).
+    PATCHFEED_ASSIGN_OR_RETURN(chunk, frame_.GetChunk(chunk_index, scratch.chunk));
     scratch.whole.resize(static_cast<size_t>(chunk_bytes));
     Status st = scratch.decoder.DecodeChunk(chunk, scratch.whole);
     if (!st.ok())
       return st.WithContext(frame_.ChunkContext(chunk_index));
   }
 
-  // Blocks of this chunk that the region touches.
-  Index klo{}, khi{};
-  for (int d = 0; d < n; ++d) {
-    const auto i = static_cast<size_t>(d);
-    klo[i] = (lo[d] - corigin[i]) / g.blockshape[i];
-    khi[i] = (hi[d] - 1 - corigin[i]) / g.blockshape[i] + 1;
-  }
   // Whether a whole block lands contiguously in dst: each dimension where the block has more
   // than one item must have the stride the block's own C layout has.
   bool dst_matches_block = true;

@@ -51,8 +51,9 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
   BlockDecoder decoder;
-  std::vector<std::byte> chunk;  ///< chunks read with pread, synthesized special chunks
-  std::vector<std::byte> whole;  ///< whole chunks, when DELTA ties blocks to block 0
+  std::vector<std::byte> chunk;        ///< chunks read with pread, synthesized special chunks
+  std::vector<int32_t> wanted_blocks;  ///< the blocks of the chunk being read
+  std::vector<std::byte> whole;        ///< whole chunks, when DELTA ties blocks to block 0
 };
 
 class NdArrayReader {

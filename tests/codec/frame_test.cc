@@ -566,5 +566,65 @@ TEST(ConcurrentFrameReads, FourThreadsShareOneReader) {
   }
 }
 
+// A file read with pread (no memory to point into) that counts the bytes asked for.
+class CountingPreadSource : public ByteSource {
+ public:
+  explicit CountingPreadSource(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
+  const std::string& name() const override { return name_; }
+  uint64_t size() const override { return bytes_.size(); }
+  const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
+  Status ReadAt(uint64_t offset, std::span<std::byte> out) const override {
+    if (offset + out.size() > bytes_.size())
+      return DataLossError("past the end");
+    std::memcpy(out.data(), bytes_.data() + offset, out.size());
+    read_ += static_cast<int64_t>(out.size());
+    return Status::Ok();
+  }
+  int64_t bytes_read() const { return read_; }
+
+ private:
+  std::string name_ = "pread.b2nd";
+  std::vector<std::byte> bytes_;
+  mutable int64_t read_ = 0;  // single-threaded test
+};
+
+TEST(PreadReads, OnlyTheTouchedBlocksAreRead) {
+  // One 48^3 chunk of 64 blocks of 12^3: a box inside one block reads the chunk's header,
+  // offsets and that block's stream, not the chunk; any box still reads right.
+  const Geometry g{{48, 48, 48}, {48, 48, 48}, {12, 12, 12}};
+  // Compressible values (a random walk of floats would be stored raw, as one memcpy'd chunk).
+  Array a = MakeArray(g.shape, "<f4", 77);
+  for (size_t i = 0; i < a.data.size() / 4; ++i) {
+    const auto v = static_cast<float>((i * 7 + i / 48 * 3) % 50);
+    std::memcpy(a.data.data() + 4 * i, &v, 4);
+  }
+  for (const Filter filter : {Filter::kShuffle, Filter::kNone, Filter::kDelta}) {
+    SCOPED_TRACE(static_cast<int>(filter));
+    ASSERT_OK_AND_ASSIGN(
+        auto frame, EncodeB2ndFrame(a.data, a.shape, a.dtype, Options(g, Codec::kLZ4, filter)));
+    auto source = std::make_shared<CountingPreadSource>(frame);
+    ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(source));
+    ASSERT_OK_AND_ASSIGN(std::vector<std::byte> whole_chunk_bytes,
+                         [&]() -> Result<std::vector<std::byte>> {
+                           std::vector<std::byte> scratch;
+                           PATCHFEED_ASSIGN_OR_RETURN(auto c, f.GetChunk(0, scratch));
+                           return std::vector<std::byte>(c.begin(), c.end());
+                         }());
+    ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(f)));
+    const int64_t before = source->bytes_read();
+    const Box box{{13, 14, 15}, {20, 22, 23}};  // inside block (1, 1, 1)
+    ASSERT_OK_AND_ASSIGN(auto pad, ItemFromDouble("<f4", 4, 0));
+    ASSERT_OK_AND_ASSIGN(std::vector<std::byte> got, r.ReadBox(box, pad));
+    const int64_t read = source->bytes_read() - before;
+    if (filter == Filter::kDelta) {
+      EXPECT_GE(read, static_cast<int64_t>(whole_chunk_bytes.size()));  // needs every block
+    } else {
+      EXPECT_LT(read * 8, static_cast<int64_t>(whole_chunk_bytes.size()))
+          << read << " of " << whole_chunk_bytes.size() << " bytes";
+    }
+    ExpectBoxesMatch(r, a, 0, 5);
+  }
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
