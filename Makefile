@@ -6,11 +6,14 @@ JOBS ?= $(shell nproc)
 CMAKE ?= cmake
 GEN := $(if $(shell command -v ninja),-G Ninja,)
 
-.PHONY: help deps test-deps demo install test asan-test tsan-test fuzz bench clean
+.PHONY: help deps test-deps demo install test pip-install pip-test asan-test tsan-test fuzz bench \
+  bench-python clean
 
 help:
 	@echo "make demo       build, install 'patchfeed' to $(PREFIX)/bin, run 'patchfeed demo'"
-	@echo "make test       build with tests and Python bindings, run ctest and pytest"
+	@echo "make test       build with tests and Python bindings, run ctest and pytest, then pip-test"
+	@echo "make pip-install pip-install the package (pyproject.toml) into $(PIP_VENV), reusing build/test"
+	@echo "make pip-test   pip-install, then run the CLI and the package tests against the wheel"
 	@echo "make asan-test  the C++ tests (codec, loader, examples) under AddressSanitizer + UBSan"
 	@echo "make tsan-test  the concurrent-reader and loader tests under ThreadSanitizer"
 	@echo "make fuzz       build the libFuzzer targets with clang and run each for FUZZ_SECONDS"
@@ -39,6 +42,27 @@ test: test-deps
 	cd build/test && ctest --output-on-failure -j $(JOBS)
 	PATCHFEED_BUILD_DIR=$(CURDIR)/build/test PATCHFEED_CLI=$(CURDIR)/build/test/cli/patchfeed \
 	  python3 -m pytest -q tests/python
+	$(MAKE) pip-test
+
+# The pip path (pyproject.toml, scikit-build-core) into a venv that sees the system packages
+# (torch, blosc2, scikit-build-core, pybind11). build-dir=build/test with that folder's options
+# reuses what `make test` compiled: only _core is checked and the wheel packed. The venv keeps
+# the installed package away from the system Python, whose tests import the build tree.
+PIP_VENV ?= build/venv
+PIP_BUILD_DIR ?= build/test
+pip-install:
+	test -x $(PIP_VENV)/bin/python || python3 -m venv --system-site-packages $(PIP_VENV)
+	$(PIP_VENV)/bin/python -m pip install -q --no-build-isolation --no-deps \
+	  -C build-dir=$(PIP_BUILD_DIR) -C cmake.define.PATCHFEED_BUILD_TESTS=ON \
+	  -C cmake.define.PATCHFEED_BUILD_EXAMPLES=ON -C cmake.define.PATCHFEED_WERROR=ON .
+
+pip-test: pip-install
+	$(PIP_VENV)/bin/patchfeed --help >/dev/null
+	cd /tmp && $(abspath $(PIP_VENV))/bin/python -m patchfeed demo --cases 2 --steps 5 --patch 32,32,32
+	cd /tmp && $(abspath $(PIP_VENV))/bin/python -c "import patchfeed, os; \
+	  assert patchfeed.__file__.startswith(os.path.realpath('$(abspath $(PIP_VENV))')), patchfeed.__file__"
+	$(PIP_VENV)/bin/python -m pytest -q tests/python/test_package_cli.py \
+	  tests/python/test_loader_batches.py
 
 asan-test: test-deps
 	$(CMAKE) -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
@@ -82,6 +106,10 @@ bench: test-deps
 	$(CMAKE) --build build/bench -j $(JOBS)
 	build/bench/bench/patchfeed_codec_bench --benchmark_min_time=0.2
 	PYTHONPATH=build/bench/python python3 bench/e2e/codec_vs_blosc2.py
+
+# Section 4 of bench/README.md: patchfeed.Loader vs torch DataLoader vs python-blosc2 threads.
+bench-python: pip-install
+	$(PIP_VENV)/bin/python bench/e2e/loader_vs_dataloader.py
 
 clean:
 	rm -rf build

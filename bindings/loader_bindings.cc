@@ -1,12 +1,593 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// Bindings of the loader (issue 5): patchfeed.Loader's C++ side.
+// Bindings of the loader (issue 5): patchfeed.Loader's C++ side. _core.Dataset names the files,
+// _core.Loader wraps loader::Loader, _core.Batch is one leased batch whose arrays leave as
+// DLPack capsules or NumPy arrays (dlpack_export.h). Option parsing beyond type conversion and
+// everything torch-related is in bindings/python/patchfeed/loader.py.
+//
+// GIL: every call that waits or works releases it. Next() runs on a per-loader helper thread
+// (NextRunner) while the Python thread waits in short slices, taking the GIL between slices
+// only to let Python run its signal handlers: Ctrl-C raises KeyboardInterrupt within a slice
+// instead of after the batch, and the batch being read is not lost (the next call returns it).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "bindings/dlpack_export.h"
+#include "bindings/gil_release.h"
+#include "bindings/status_to_exception.h"
+#include "loader/dataset.h"
+#include "loader/loader.h"
 
 namespace py = pybind11;
 
 namespace patchfeed::internal_python {
+namespace {
 
-void RegisterLoader(py::module_& m) { static_cast<void>(m); }
+using loader::Dataset;
+using loader::Lease;
+using loader::Loader;
+using loader::LoaderConfig;
+using loader::LoaderState;
+
+template <typename T>
+T ValueOrThrow(Result<T> r) {
+  ThrowIfError(r.status());
+  return std::move(r).value();
+}
+
+// Runs Loader::Next() on its own thread, one call at a time, so that the Python thread can
+// wait in slices (see the file comment). The thread lives as long as the loader; a hand-off
+// costs a condition-variable wake-up, small next to a batch.
+class NextRunner {
+ public:
+  explicit NextRunner(Loader* loader) : loader_(loader), thread_([this] { Run(); }) {}
+  ~NextRunner() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();  // waits for a Next() in flight: bounded by one batch
+  }
+  NextRunner(const NextRunner&) = delete;
+  NextRunner& operator=(const NextRunner&) = delete;
+
+  /// Whether a call was started and its result not yet taken.
+  bool outstanding() const {
+    std::lock_guard lock(mu_);
+    return requested_ || result_.has_value();
+  }
+  /// Starts a Next() unless one is outstanding.
+  void Start() {
+    {
+      std::lock_guard lock(mu_);
+      if (requested_ || result_.has_value()) {
+        return;
+      }
+      requested_ = true;
+    }
+    cv_.notify_all();
+  }
+  /// Waits up to `timeout` for the outstanding call; true when its result is there.
+  bool WaitFor(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return result_.has_value(); });
+  }
+  /// Waits for and takes the outstanding call's result.
+  Result<Lease> Take() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return result_.has_value(); });
+    Result<Lease> r = std::move(*result_);
+    result_.reset();
+    return r;
+  }
+
+ private:
+  void Run() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return quit_ || requested_; });
+      if (!requested_) {
+        return;
+      }
+      lock.unlock();
+      Result<Lease> r = loader_->Next();
+      lock.lock();
+      requested_ = false;
+      result_.emplace(std::move(r));
+      cv_.notify_all();
+    }
+  }
+
+  Loader* loader_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;
+  bool requested_ = false;
+  std::optional<Result<Lease>> result_;
+  std::thread thread_;  // last: starts after the members it uses exist
+};
+
+// One leased batch. The Lease sits in a shared_ptr that every export holds, so the slot goes
+// back to the ring when the last of this object, its capsules and its arrays is gone.
+class PyBatch {
+ public:
+  explicit PyBatch(Lease lease) : lease_(std::make_shared<Lease>(std::move(lease))) {}
+
+  int64_t epoch() const { return held().epoch(); }
+  int64_t batch_index() const { return held().batch_index(); }
+  bool pinned() const { return held().pinned(); }
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& v : held().arrays()) {
+      out.push_back(v.name);
+    }
+    return out;
+  }
+  /// (case index, box start, forced foreground, foreground class) per sample.
+  py::list samples() const {
+    py::list out;
+    for (const auto& s : held().samples()) {
+      out.append(py::make_tuple(s.case_index, py::tuple(py::cast(s.box_start)), s.forced_foreground,
+                                s.foreground_class));
+    }
+    return out;
+  }
+  uintptr_t data_ptr(size_t i) const { return reinterpret_cast<uintptr_t>(view(i).data); }
+  py::capsule dlpack(size_t i) const { return ExportDlpack(view(i), lease_); }
+  py::array numpy(size_t i) const { return ExportNumpy(view(i), lease_); }
+  /// Drops this object's reference; exports made before keep the batch alive.
+  void release() { lease_.reset(); }
+  bool released() const { return lease_ == nullptr; }
+
+ private:
+  const Lease& held() const {
+    if (lease_ == nullptr) {
+      throw py::value_error("the batch was released");
+    }
+    return *lease_;
+  }
+  const loader::ArrayView& view(size_t i) const {
+    const auto arrays = held().arrays();
+    if (i >= arrays.size()) {
+      throw py::index_error("batch array index out of range");
+    }
+    return arrays[i];
+  }
+
+  std::shared_ptr<Lease> lease_;
+};
+
+py::dict StateToDict(const LoaderState& s) {
+  py::dict d;
+  d["seed"] = s.seed;
+  d["epoch"] = s.epoch;
+  d["next_batch"] = s.next_batch;
+  d["rank"] = s.rank;
+  d["world_size"] = s.world_size;
+  return d;
+}
+
+// The loader as Python sees it. close() (or the destructor) waits for a Next() in flight,
+// then destroys the Loader, which cancels the batches in flight; leases held by Python keep
+// the ring's memory alive.
+class PyLoader {
+ public:
+  explicit PyLoader(LoaderConfig config) {
+    Result<std::unique_ptr<Loader>> r = InternalError("not run");
+    {
+      ScopedGilRelease release;
+      r = Loader::Create(std::move(config));
+    }
+    loader_ = ValueOrThrow(std::move(r));
+    runner_ = std::make_unique<NextRunner>(loader_.get());
+  }
+  ~PyLoader() {
+    ScopedGilRelease release;
+    Destroy();
+  }
+  PyLoader(const PyLoader&) = delete;
+  PyLoader& operator=(const PyLoader&) = delete;
+
+  /// Calls f(loader) with the loader kept open for the call.
+  template <typename F>
+  auto With(F&& f) const {
+    const auto lock = LockShared();
+    return f(get());
+  }
+
+  /// The next batch, or None after the last batch of a finite epoch.
+  std::optional<PyBatch> Next(double poll_seconds) {
+    const auto lock = LockShared();
+    const auto next_lock = LockNext();
+    Loader& l = get();
+    const auto slice = std::chrono::milliseconds(
+        std::max<int64_t>(1, static_cast<int64_t>(poll_seconds * 1000.0)));
+    if (!runner_->outstanding()) {
+      {
+        ScopedGilRelease release;
+        before_ = l.state();
+      }
+      runner_->Start();
+    }
+    while (true) {
+      bool ready;
+      {
+        ScopedGilRelease release;
+        ready = runner_->WaitFor(slice);
+      }
+      // close() from another thread: give up the wait (the helper's call ends on its own and
+      // close() drops its batch), so no batch reaches Python once closing started. Besides
+      // being prompt, this keeps a consumer thread from getting, and freeing, a tensor during
+      // interpreter shutdown (torch retakes the GIL while freeing one; see docs/python.md).
+      if (closing_.load(std::memory_order_acquire)) {
+        throw py::value_error("the loader is closed");
+      }
+      if (ready) {
+        break;
+      }
+      // Runs Python's signal handlers (main thread only); on KeyboardInterrupt the call stays
+      // outstanding and the next Next() returns its batch, so no batch is skipped.
+      if (PyErr_CheckSignals() != 0) {
+        throw py::error_already_set();
+      }
+    }
+    Result<Lease> r = runner_->Take();
+    ThrowIfError(r.status());
+    if (!*r) {
+      return std::nullopt;  // end of epoch
+    }
+    return PyBatch(std::move(*r));
+  }
+
+  void Seek(int64_t epoch, int64_t batch_index) {
+    const auto lock = LockShared();
+    const auto next_lock = LockNext();
+    Loader& l = get();
+    Status st;
+    {
+      ScopedGilRelease release;
+      Drain();
+      st = l.Seek(epoch, batch_index);
+    }
+    ThrowIfError(st);
+  }
+
+  /// The position of the next batch Next() will return (a call interrupted before its batch
+  /// arrived has not moved it).
+  py::dict State() {
+    const auto lock = LockShared();
+    Loader& l = get();
+    LoaderState s;
+    {
+      ScopedGilRelease release;
+      s = runner_->outstanding() ? before_ : l.state();
+    }
+    return StateToDict(s);
+  }
+
+  py::dict Metrics() {
+    const loader::LoaderMetrics m = With([](Loader& l) { return l.metrics(); });
+    py::dict d;
+    d["batches_delivered"] = m.batches_delivered;
+    d["batches_failed"] = m.batches_failed;
+    d["samples_delivered"] = m.samples_delivered;
+    d["samples_skipped"] = m.samples_skipped;
+    d["read_errors"] = m.read_errors;
+    d["bytes_read"] = m.bytes_read;
+    d["bytes_decoded"] = m.bytes_decoded;
+    d["bytes_delivered"] = m.bytes_delivered;
+    d["consumer_wait_ns"] = m.consumer_wait_ns;
+    d["producer_wait_ns"] = m.producer_wait_ns;
+    d["slots"] = m.slots;
+    d["slots_free"] = m.slots_free;
+    d["slots_producing"] = m.slots_producing;
+    d["slots_ready"] = m.slots_ready;
+    d["slots_leased"] = m.slots_leased;
+    d["files_opened"] = m.files_opened;
+    d["files_open"] = m.files_open;
+    return d;
+  }
+
+  /// (name, dtype, shape) of each batch array.
+  py::list ArrayLayout() {
+    py::list out;
+    for (const auto& v : With([](Loader& l) { return l.array_layout(); })) {
+      out.append(py::make_tuple(v.name, v.dtype, py::tuple(py::cast(v.shape))));
+    }
+    return out;
+  }
+
+  void Close() {
+    closing_.store(true, std::memory_order_release);
+    ScopedGilRelease release;
+    std::unique_lock lock(life_mu_);
+    Destroy();
+  }
+  bool closed() const {
+    const auto lock = LockShared();
+    return loader_ == nullptr;
+  }
+
+ private:
+  Loader& get() const {
+    if (loader_ == nullptr) {
+      throw py::value_error("the loader is closed");
+    }
+    return *loader_;
+  }
+  // Every call holds life_mu_ shared and close() holds it exclusively, so close() from another
+  // thread waits for the calls in flight (a Next() for at most one batch) instead of freeing
+  // the loader under them. The locks are taken without the GIL when they have to wait, so a
+  // thread waiting for one never blocks the thread that holds it.
+  std::shared_lock<std::shared_mutex> LockShared() const {
+    std::shared_lock lock(life_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      ScopedGilRelease release;
+      lock.lock();
+    }
+    return lock;
+  }
+  // Next() and Seek() from several threads take turns: the runner serves one caller at a time.
+  std::unique_lock<std::mutex> LockNext() const {
+    std::unique_lock lock(next_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      ScopedGilRelease release;
+      lock.lock();
+    }
+    return lock;
+  }
+
+  // Waits for an outstanding Next() and drops its batch (Seek and close discard read-ahead).
+  void Drain() {
+    if (runner_ != nullptr && runner_->outstanding()) {
+      static_cast<void>(runner_->Take());
+    }
+  }
+  void Destroy() {
+    runner_.reset();  // joins the helper after its Next() returns
+    loader_.reset();
+  }
+
+  std::atomic<bool> closing_{false};
+  mutable std::shared_mutex life_mu_;
+  mutable std::mutex next_mu_;
+  std::unique_ptr<Loader> loader_;
+  std::unique_ptr<NextRunner> runner_;
+  LoaderState before_;
+};
+
+loader::EpochMode ParseEpochMode(const std::string& s) {
+  if (s == "infinite")
+    return loader::EpochMode::kInfinite;
+  if (s == "with_replacement")
+    return loader::EpochMode::kFiniteWithReplacement;
+  if (s == "without_replacement")
+    return loader::EpochMode::kFiniteWithoutReplacement;
+  throw py::value_error(
+      "epoch_mode must be 'infinite', 'with_replacement' or "
+      "'without_replacement', not '" +
+      s + "'");
+}
+
+loader::PinMode ParsePinMode(const std::string& s) {
+  if (s == "auto")
+    return loader::PinMode::kAuto;
+  if (s == "off")
+    return loader::PinMode::kOff;
+  if (s == "require")
+    return loader::PinMode::kRequire;
+  throw py::value_error("pin_memory must be 'auto', 'off' or 'require', not '" + s + "'");
+}
+
+loader::ForegroundOptions::Mode ParseForeground(const std::string& s) {
+  using Mode = loader::ForegroundOptions::Mode;
+  if (s == "auto")
+    return Mode::kAuto;
+  if (s == "off")
+    return Mode::kOff;
+  if (s == "on")
+    return Mode::kOn;
+  throw py::value_error("foreground must be 'auto', 'off' or 'on', not '" + s + "'");
+}
+
+// Keyword arguments map one to one onto LoaderConfig fields; the Python Loader documents them.
+LoaderConfig MakeConfig(const py::kwargs& kw) {
+  LoaderConfig c;
+  for (const auto& [key_obj, value] : kw) {
+    const std::string key = py::cast<std::string>(key_obj);
+    if (key == "dataset") {
+      c.dataset = py::cast<Dataset>(value);
+    } else if (key == "arrays") {
+      for (const auto& item : py::cast<py::list>(value)) {
+        const auto pair = py::cast<std::pair<std::string, std::optional<double>>>(item);
+        c.arrays.push_back({pair.first, pair.second});
+      }
+    } else if (key == "patch_size") {
+      c.sampler.patch_size = py::cast<std::vector<int64_t>>(value);
+    } else if (key == "need_to_pad") {
+      c.sampler.need_to_pad = py::cast<std::vector<int64_t>>(value);
+    } else if (key == "batch_size") {
+      c.sampler.batch_size = py::cast<int64_t>(value);
+    } else if (key == "oversample_foreground") {
+      c.sampler.oversample_foreground = py::cast<double>(value);
+    } else if (key == "probabilistic_oversampling") {
+      c.sampler.probabilistic_oversampling = py::cast<bool>(value);
+    } else if (key == "seed") {
+      c.sampler.seed = py::cast<uint64_t>(value);
+    } else if (key == "rank") {
+      c.sampler.rank = py::cast<int>(value);
+    } else if (key == "world_size") {
+      c.sampler.world_size = py::cast<int>(value);
+    } else if (key == "epoch_mode") {
+      c.sampler.epoch_mode = ParseEpochMode(py::cast<std::string>(value));
+    } else if (key == "samples_per_epoch") {
+      c.sampler.samples_per_epoch = py::cast<int64_t>(value);
+    } else if (key == "case_weights") {
+      c.sampler.case_weights = py::cast<std::vector<double>>(value);
+    } else if (key == "annotated_key") {
+      c.sampler.annotated_key = py::cast<int64_t>(value);
+    } else if (key == "foreground") {
+      c.foreground.mode = ParseForeground(py::cast<std::string>(value));
+    } else if (key == "foreground_keys") {
+      c.foreground.keys = py::cast<std::vector<std::vector<int64_t>>>(value);
+    } else if (key == "num_threads") {
+      c.num_threads = py::cast<int>(value);
+    } else if (key == "num_slots") {
+      c.num_slots = py::cast<int>(value);
+    } else if (key == "max_open_files") {
+      c.max_open_files = py::cast<int64_t>(value);
+    } else if (key == "io_mode") {
+      const auto io = py::cast<std::string>(value);
+      if (io != "mmap" && io != "pread") {
+        throw py::value_error("io_mode must be 'mmap' or 'pread', not '" + io + "'");
+      }
+      c.io_mode = io == "mmap" ? codec::IoMode::kMmap : codec::IoMode::kPread;
+    } else if (key == "pin_memory") {
+      c.pin_memory = ParsePinMode(py::cast<std::string>(value));
+    } else if (key == "memory_budget") {
+      c.memory_budget_bytes = py::cast<int64_t>(value);
+    } else if (key == "error_policy") {
+      const auto p = py::cast<std::string>(value);
+      if (p != "fail" && p != "skip") {
+        throw py::value_error("error_policy must be 'fail' or 'skip', not '" + p + "'");
+      }
+      c.error_policy = p == "fail" ? loader::ErrorPolicy::kFail : loader::ErrorPolicy::kSkip;
+    } else if (key == "max_redraws") {
+      c.max_redraws = py::cast<int>(value);
+    } else if (key == "min_task_bytes") {
+      c.min_task_bytes = py::cast<int64_t>(value);
+    } else if (key == "start_epoch") {
+      c.start_epoch = py::cast<int64_t>(value);
+    } else if (key == "start_batch") {
+      c.start_batch = py::cast<int64_t>(value);
+    } else {
+      throw py::type_error("unexpected loader option '" + key + "'");
+    }
+  }
+  return c;
+}
+
+Dataset DatasetFromNnUNet(const std::string& folder) {
+  Result<Dataset> r = InternalError("not run");
+  {
+    ScopedGilRelease release;
+    r = Dataset::FromNnUNetFolder(folder);
+  }
+  return ValueOrThrow(std::move(r));
+}
+
+Dataset DatasetFromFolder(const std::string& folder,
+                          const std::vector<std::pair<std::string, std::string>>& naming) {
+  std::vector<loader::ArrayNaming> n;
+  for (const auto& [name, suffix] : naming) {
+    n.push_back({name, suffix});
+  }
+  Result<Dataset> r = InternalError("not run");
+  {
+    ScopedGilRelease release;
+    r = Dataset::FromFolder(folder, std::move(n));
+  }
+  return ValueOrThrow(std::move(r));
+}
+
+Dataset DatasetFromList(
+    std::vector<std::string> names,
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& cases) {
+  std::vector<loader::CaseFiles> c;
+  for (const auto& [id, paths] : cases) {
+    c.push_back({id, paths});
+  }
+  return ValueOrThrow(Dataset::FromList(std::move(names), std::move(c)));
+}
+
+}  // namespace
+
+void RegisterLoader(py::module_& m) {
+  py::class_<Dataset>(m, "Dataset", "The cases of a training set and their array files.")
+      .def_static("from_nnunet_folder", &DatasetFromNnUNet, py::arg("folder"),
+                  "nnU-Net's layout: `<id>.b2nd` (image) and `<id>_seg.b2nd` (seg) per case.")
+      .def_static("from_folder", &DatasetFromFolder, py::arg("folder"), py::arg("naming"),
+                  "Arrays named by file suffix: naming is [(array name, suffix), ...].")
+      .def_static("from_list", &DatasetFromList, py::arg("array_names"), py::arg("cases"),
+                  "An explicit list: cases is [(case id, [path per array]), ...].")
+      .def_property_readonly("array_names", &Dataset::array_names)
+      .def_property_readonly("num_cases", &Dataset::num_cases)
+      .def_property_readonly("case_ids",
+                             [](const Dataset& d) {
+                               std::vector<std::string> ids;
+                               for (const auto& c : d.cases()) {
+                                 ids.push_back(c.id);
+                               }
+                               return ids;
+                             })
+      .def(
+          "paths",
+          [](const Dataset& d, int64_t i) {
+            if (i < 0 || i >= d.num_cases()) {
+              throw py::index_error("case index out of range");
+            }
+            return d.cases()[static_cast<size_t>(i)].paths;
+          },
+          py::arg("case_index"), "The files of case `case_index`, in array_names order.")
+      .def("__len__", &Dataset::num_cases);
+
+  py::class_<PyBatch>(m, "Batch", "One leased batch (use patchfeed.Loader, not this class).")
+      .def_property_readonly("epoch", &PyBatch::epoch)
+      .def_property_readonly("batch_index", &PyBatch::batch_index)
+      .def_property_readonly("pinned", &PyBatch::pinned)
+      .def_property_readonly("names", &PyBatch::names)
+      .def_property_readonly("samples", &PyBatch::samples)
+      .def_property_readonly("released", &PyBatch::released)
+      .def("data_ptr", &PyBatch::data_ptr, py::arg("index"), "Address of array `index`.")
+      .def("dlpack", &PyBatch::dlpack, py::arg("index"),
+           "Array `index` as a DLPack capsule sharing the slot's memory.")
+      .def("numpy", &PyBatch::numpy, py::arg("index"),
+           "Array `index` as a NumPy array sharing the slot's memory.")
+      .def("release", &PyBatch::release,
+           "Drops this object's hold on the slot (exports keep their own).");
+
+  py::class_<PyLoader>(m, "Loader", "The C++ loader (use patchfeed.Loader, not this class).")
+      .def(
+          py::init([](const py::kwargs& kw) { return std::make_unique<PyLoader>(MakeConfig(kw)); }))
+      .def("next", &PyLoader::Next, py::arg("poll_seconds") = 0.05,
+           "The next batch, or None at the end of a finite epoch. Waits without the GIL.")
+      .def("seek", &PyLoader::Seek, py::arg("epoch"), py::arg("batch_index"))
+      .def("state", &PyLoader::State)
+      .def("metrics", &PyLoader::Metrics)
+      .def("array_layout", &PyLoader::ArrayLayout)
+      .def("close", &PyLoader::Close)
+      .def_property_readonly("closed", &PyLoader::closed)
+      .def_property_readonly(
+          "batches_per_epoch",
+          [](const PyLoader& l) { return l.With([](Loader& x) { return x.batches_per_epoch(); }); })
+      .def_property_readonly(
+          "local_batch_size",
+          [](const PyLoader& l) { return l.With([](Loader& x) { return x.local_batch_size(); }); })
+      .def_property_readonly(
+          "num_cases",
+          [](const PyLoader& l) { return l.With([](Loader& x) { return x.num_cases(); }); })
+      .def_property_readonly(
+          "num_threads",
+          [](const PyLoader& l) { return l.With([](Loader& x) { return x.num_threads(); }); })
+      .def_property_readonly(
+          "pinned", [](const PyLoader& l) { return l.With([](Loader& x) { return x.pinned(); }); })
+      .def_property_readonly("unpinned_reason", [](const PyLoader& l) {
+        return l.With([](Loader& x) { return x.unpinned_reason(); });
+      });
+}
 
 }  // namespace patchfeed::internal_python

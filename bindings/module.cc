@@ -10,8 +10,10 @@ void RegisterCodec(pybind11::module_& m);
 void RegisterFrames(pybind11::module_& m);
 void RegisterLayout(pybind11::module_& m);
 void RegisterLoader(pybind11::module_& m);
+void RegisterCli(pybind11::module_& m);
 void RegisterAugmentSpatial(pybind11::module_& m);
 void RegisterAugmentIntensity(pybind11::module_& m);
+void RegisterAugmentPipeline(pybind11::module_& m);
 }  // namespace patchfeed::internal_python
 
 PYBIND11_MODULE(_core, m) {
@@ -21,8 +23,10 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterFrames(m);
   patchfeed::internal_python::RegisterLayout(m);
   patchfeed::internal_python::RegisterLoader(m);
+  patchfeed::internal_python::RegisterCli(m);
   // Augmentations live in _core.augment; the spatial and intensity files each add theirs.
   pybind11::module_ augment = m.def_submodule("augment", "nnU-Net training augmentations");
   patchfeed::internal_python::RegisterAugmentSpatial(augment);
   patchfeed::internal_python::RegisterAugmentIntensity(augment);
+  patchfeed::internal_python::RegisterAugmentPipeline(augment);
 }

@@ -8,48 +8,10 @@
 #include <string>
 #include <utility>
 
+#include "loader/batch_round.h"
 #include "loader/loader_core.h"
 
 namespace patchfeed::loader::internal_loader {
-
-/// One sample's box of one output array, and where it lands in the slot.
-struct LoaderCore::ReadJob {
-  int64_t sample = 0;
-  size_t output = 0;
-  int64_t case_index = 0;
-  codec::Box box;  ///< (channels, *patch) in the array's coordinates
-  std::byte* base = nullptr;
-  std::vector<int64_t> strides;  ///< the sample's byte strides in the slot
-  std::vector<ReadCell> cells;
-};
-
-/// Cells [begin, end) of one job: one task's work.
-struct LoaderCore::ReadRun {
-  const ReadJob* job = nullptr;
-  size_t begin = 0;
-  size_t end = 0;
-};
-
-/// One pass of reads over some samples of a batch (all of them, or the redrawn ones).
-struct LoaderCore::Round {
-  int slot = 0;
-  int64_t epoch = 0;
-  int64_t batch = 0;
-  tbb::task_group* group = nullptr;
-  std::vector<ReadJob> jobs;  // reserved up front: runs point into it
-  std::vector<ReadRun> spawned;
-  std::vector<ReadRun> inlined;
-  bool all_inline = false;          // produced by Next() on the consumer thread: spawn nothing
-  std::atomic<bool> failed{false};  // a read failed under ErrorPolicy::kFail
-  std::mutex mu;
-  std::vector<Status> sample_status;  // under mu
-
-  // Spawned reads see Seek's and Shutdown's cancellation through their group; inline ones
-  // (in the producer, whose context is the producers' group) see Shutdown's.
-  bool Cancelled() const {
-    return failed.load(std::memory_order_relaxed) || tbb::is_current_task_group_canceling();
-  }
-};
 
 void LoaderCore::ProduceBatch(int slot_index) noexcept {
   Status status = FillBatch(slot_index);
@@ -127,8 +89,15 @@ Status LoaderCore::RunRound(int slot_index, const std::vector<int64_t>& samples,
     slot.reads = &group;
   }
   round.jobs.reserve(samples.size() * parts_.outputs.size());
-  for (const int64_t j : samples) {
-    PlanSample(slot_index, j, round);
+  if (parts_.config.augment) {
+    round.augment_params.resize(slot.specs.size());
+    for (const int64_t j : samples) {
+      PlanAugmentedSample(slot_index, j, round);
+    }
+  } else {
+    for (const int64_t j : samples) {
+      PlanSample(slot_index, j, round);
+    }
   }
   // Isolated: while waiting, this thread runs only this batch's reads, never another
   // producer (which would nest a second wait, and a second batch, on its stack).
@@ -136,8 +105,21 @@ Status LoaderCore::RunRound(int slot_index, const std::vector<int64_t>& samples,
     for (const ReadRun& run : round.spawned) {
       RunTask(group, &slot.done, [this, r = &round, run = &run] { ReadCells(*r, *run); });
     }
+    // Augmented samples: one task each but the last, which this thread runs itself.
+    for (size_t k = 0; k < round.augmented.size(); ++k) {
+      const size_t first = round.augmented[k];
+      if (round.all_inline || k + 1 == round.augmented.size()) {
+        continue;
+      }
+      RunTask(group, &slot.done, [this, r = &round, first] { AugmentSample(*r, first); });
+    }
     for (const ReadRun& run : round.inlined) {
       ReadCells(round, run);
+    }
+    for (size_t k = 0; k < round.augmented.size(); ++k) {
+      if (round.all_inline || k + 1 == round.augmented.size()) {
+        AugmentSample(round, round.augmented[k]);
+      }
     }
     group.wait();
   });
@@ -178,6 +160,11 @@ void LoaderCore::PlanSample(int slot_index, int64_t sample, Round& round) {
       round.inlined.push_back({j, 0, j->cells.size()});
       continue;
     }
+    // Large chunk cells become slabs of a few blocks, so tasks stay small enough to balance
+    // (with pread each slab reads only its blocks' bytes, plus the chunk's header and offsets).
+    round.jobs.back().cells =
+        SplitCellsAtBlocks(std::move(round.jobs.back().cells), probe(spec.case_index, o).geometry,
+                           round.jobs.back().strides, parts_.config.min_task_bytes);
     size_t begin = 0;
     for (const size_t end : GroupCells(j->cells, parts_.config.min_task_bytes)) {
       round.spawned.push_back({j, begin, end});

@@ -11,8 +11,8 @@
 
 #include <oneapi/tbb/info.h>
 
-#include "loader/loader_core.h"
 #include "common/random.h"
+#include "loader/loader_core.h"
 
 namespace patchfeed::loader {
 namespace {
@@ -54,11 +54,62 @@ Status CheckOptions(const LoaderConfig& c) {
   if (c.start_epoch < 0 || c.start_batch < 0) {
     return InvalidArgumentError("loader: the start position must be >= 0");
   }
+  if (c.augment) {
+    const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
+    const auto dims = static_cast<size_t>(a.spatial_dims);
+    if (c.sampler.patch_size.size() != dims) {
+      return InvalidArgumentError("loader: augmentation for " + std::to_string(dims) +
+                                  "-D patches, the sampler's crop has " +
+                                  std::to_string(c.sampler.patch_size.size()) + " axes");
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d]) {
+        return InvalidArgumentError(
+            "loader: the augmented patch " +
+            ShapeToString({a.patch_size.begin(), a.patch_size.begin() + dims}) +
+            " must fit in the sampler's crop " + ShapeToString(c.sampler.patch_size));
+      }
+    }
+    if (a.dummy_2d && a.patch_size[0] != c.sampler.patch_size[0]) {
+      return InvalidArgumentError("loader: dummy 2D augmentation needs the crop's axis 0 (" +
+                                  std::to_string(c.sampler.patch_size[0]) +
+                                  ") equal to the patch's (" + std::to_string(a.patch_size[0]) +
+                                  ")");
+    }
+  }
+  return Status::Ok();
+}
+
+// With augmentation the batch holds the image and the segmentation, in that order.
+Status CheckAugmentOutputs(const LoaderConfig& c, const std::vector<OutputArray>& outputs) {
+  const AugmentOptions& a = *c.augment;
+  std::vector<std::string> want = {a.image_array};
+  if (!a.seg_array.empty()) {
+    want.push_back(a.seg_array);
+  }
+  std::vector<std::string> have;
+  for (const OutputArray& o : outputs) {
+    have.push_back(o.name);
+  }
+  if (have != want) {
+    std::string w;
+    for (const auto& n : want) {
+      w += (w.empty() ? "'" : ", '") + n + "'";
+    }
+    return InvalidArgumentError("loader: with augmentation the batch holds exactly " + w +
+                                " (set LoaderConfig::arrays to those, or leave it empty)");
+  }
   return Status::Ok();
 }
 
 Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
   std::vector<ArrayOptions> wanted = c.arrays;
+  if (wanted.empty() && c.augment) {
+    wanted.push_back({c.augment->image_array, std::nullopt});
+    if (!c.augment->seg_array.empty()) {
+      wanted.push_back({c.augment->seg_array, std::nullopt});
+    }
+  }
   if (wanted.empty()) {
     for (const auto& name : c.dataset.array_names()) {
       wanted.push_back({name, std::nullopt});
@@ -78,7 +129,8 @@ Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
       }
     }
     // Stash the pad value as 8 bytes until the dtype is known.
-    const double pad = a.pad_value.value_or(a.name == "seg" ? -1.0 : 0.0);
+    const bool is_seg = a.name == "seg" || (c.augment && a.name == c.augment->seg_array);
+    const double pad = a.pad_value.value_or(is_seg ? -1.0 : 0.0);
     o.pad_item.resize(sizeof(double));
     std::memcpy(o.pad_item.data(), &pad, sizeof(double));
     outputs.push_back(std::move(o));
@@ -173,6 +225,18 @@ Result<std::vector<CaseInfo>> CheckShapes(CoreParts& p) {
       cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
     }
   }
+  if (p.config.augment) {
+    // The transforms are written for nnU-Net's types.
+    for (size_t o = 0; o < outputs; ++o) {
+      const OutputArray& out = p.outputs[o];
+      const char* want = o == 0 ? "<f4" : "<i2";
+      if (out.dtype != want) {
+        return InvalidArgumentError("loader: augmentation needs array '" + out.name + "' as '" +
+                                    want + "', case '" + ds.case_id(0) + "' has '" + out.dtype +
+                                    "'");
+      }
+    }
+  }
   for (OutputArray& out : p.outputs) {
     double pad = 0;
     std::memcpy(&pad, out.pad_item.data(), sizeof(double));
@@ -198,8 +262,18 @@ Status CheckBudget(const CoreParts& p, const std::vector<RingArraySpec>& specs) 
   }
   // Per worker: a decoded block, the decoder's two filter buffers, and whole chunks when they
   // are read with pread or decoded whole for DELTA.
-  const int64_t per_worker =
+  int64_t per_worker =
       3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (delta ? chunk : 0);
+  if (c.augment) {
+    // The crop window an augmented sample reads (at most the whole crop), every array.
+    int64_t crop = 1;
+    for (const int64_t q : c.sampler.patch_size) {
+      crop *= q;
+    }
+    for (const OutputArray& out : p.outputs) {
+      per_worker += crop * out.channels * out.itemsize;
+    }
+  }
   const int64_t workers = p.num_threads + 1;
   const int64_t files = std::min<int64_t>(
       c.max_open_files, c.dataset.num_cases() * static_cast<int64_t>(p.outputs.size()));
@@ -242,6 +316,9 @@ Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
   PATCHFEED_RETURN_IF_ERROR(CheckOptions(config));
   CoreParts p;
   PATCHFEED_ASSIGN_OR_RETURN(p.outputs, ChooseOutputs(config));
+  if (config.augment) {
+    PATCHFEED_RETURN_IF_ERROR(CheckAugmentOutputs(config, p.outputs));
+  }
   p.num_threads = config.num_threads > 0 ? config.num_threads : tbb::info::default_concurrency();
   p.config = std::move(config);
   const LoaderConfig& c = p.config;
@@ -297,8 +374,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
   for (const OutputArray& out : p.outputs) {
     RingArraySpec s{
         out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
-    for (const int64_t q : c.sampler.patch_size) {
-      s.shape.push_back(q);
+    for (size_t d = 0; d < c.sampler.patch_size.size(); ++d) {
+      s.shape.push_back(c.augment ? c.augment->pipeline.patch_size[d] : c.sampler.patch_size[d]);
     }
     specs.push_back(std::move(s));
   }

@@ -46,6 +46,7 @@
 #include <string_view>
 #include <vector>
 
+#include "augment/nnunet_pipeline.h"
 #include "codec/byte_source.h"
 #include "common/result.h"
 #include "loader/batch_ring.h"
@@ -89,6 +90,16 @@ struct ForegroundOptions {
   int64_t resident_bytes = int64_t{256} << 20;  ///< indexes kept in memory; the rest reload
 };
 
+/// nnU-Net's training augmentation, run on each sample as soon as it is read (docs/augment.md).
+/// The sampler's `patch_size` is then the crop it draws (nnU-Net's enlarged initial patch),
+/// the batch holds patches of `pipeline.patch_size`, and of each crop only the window the
+/// spatial transform samples is read: the patch itself when no rotation or scaling is drawn.
+struct AugmentOptions {
+  augment::NnUNetAugmentConfig pipeline;
+  std::string image_array = "image";  ///< float32 "<f4", (C, *spatial)
+  std::string seg_array = "seg";      ///< int16 "<i2"; empty: images only
+};
+
 /// The position of a loader: everything needed, with its configuration, to resume exactly.
 struct LoaderState {
   uint64_t seed = 0;
@@ -123,6 +134,9 @@ struct LoaderConfig {
   /// latency. Off, only the arena's `num_threads` workers read; the consumer only waits (a
   /// trainer thread that must stay free for the GPU, or a measurement of the arena's scaling).
   bool consumer_produces = true;
+  /// Augmentation; the batch then holds exactly the image array and the segmentation (in
+  /// that order; `arrays` may name them to set pad values).
+  std::optional<AugmentOptions> augment;
 
   int64_t start_epoch = 0;  ///< the position of the first Next()
   int64_t start_batch = 0;

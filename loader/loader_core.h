@@ -30,7 +30,9 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "augment/nnunet_pipeline.h"
 #include "codec/nd_reader.h"
+#include "common/random.h"
 #include "loader/batch_ring.h"
 #include "loader/dataset.h"
 #include "loader/foreground_store.h"
@@ -130,6 +132,17 @@ class LoaderCore : public std::enable_shared_from_this<LoaderCore> {
   void ReadCells(Round& round, const ReadRun& run) noexcept;
   void RecordError(Round& round, const ReadJob& job, const ReadCell* cell,
                    const Status& status) noexcept;
+
+  // Augmented samples (augmented_sample.cc): one task per sample reads the window of its
+  // crop that the spatial transform needs and runs the pipeline into the slot.
+  struct AugmentStaging {
+    augment::NnUNetAugmentScratch pipeline;
+    std::vector<float> image;
+    std::vector<int16_t> seg;
+  };
+  StreamId AugmentStream(const Round& round, int64_t sample) const;
+  void PlanAugmentedSample(int slot_index, int64_t sample, Round& round);
+  void AugmentSample(Round& round, size_t first_job) noexcept;
   Result<SampleSpec> Redraw(int64_t epoch, int64_t batch, int64_t sample, int attempt) const;
 
   CoreParts parts_;
@@ -141,6 +154,7 @@ class LoaderCore : public std::enable_shared_from_this<LoaderCore> {
   tbb::task_group producers_;
   TsanToken producers_done_;
   tbb::enumerable_thread_specific<codec::BoxReadScratch> scratch_;
+  tbb::enumerable_thread_specific<AugmentStaging> augment_scratch_;
   MetricsCounters counters_;
 
   mutable std::mutex mu_;

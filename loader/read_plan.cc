@@ -79,6 +79,67 @@ std::vector<ReadCell> SplitBoxAtChunks(const codec::Box& box, const codec::NdGeo
   }
 }
 
+std::vector<ReadCell> SplitCellsAtBlocks(std::vector<ReadCell> cells, const codec::NdGeometry& g,
+                                         std::span<const int64_t> dst_strides, int64_t min_bytes) {
+  std::vector<ReadCell> out;
+  out.reserve(cells.size());
+  for (ReadCell& cell : cells) {
+    const size_t n = cell.box.start.size();
+    if (cell.chunk < 0 || cell.nbytes <= 2 * std::max<int64_t>(min_bytes, 1)) {
+      out.push_back(std::move(cell));
+      continue;
+    }
+    // The outermost axis whose part inside the array spans block boundaries of its chunk.
+    size_t axis = n;
+    std::vector<int64_t> cuts;
+    for (size_t d = 0; d < n && axis == n; ++d) {
+      const int64_t ilo = std::max<int64_t>(cell.box.start[d], 0);
+      const int64_t ihi = std::min(cell.box.stop[d], g.shape[d]);
+      const int64_t origin = ilo / g.chunkshape[d] * g.chunkshape[d];
+      for (int64_t x =
+               origin + (ilo - origin) / g.blockshape[d] * g.blockshape[d] + g.blockshape[d];
+           x < ihi; x += g.blockshape[d]) {
+        cuts.push_back(x);
+      }
+      if (!cuts.empty()) {
+        axis = d;
+      }
+    }
+    if (axis == n) {
+      out.push_back(std::move(cell));
+      continue;
+    }
+    // Slabs of whole blocks along `axis`, each at least min_bytes.
+    const int64_t plane_bytes = cell.nbytes / cell.shape[axis];
+    const int64_t lo = cell.box.start[axis], hi = cell.box.stop[axis];
+    const int64_t decoded_per_plane = cell.decoded_bytes / cell.shape[axis];
+    int64_t start = lo;
+    for (size_t k = 0; k <= cuts.size(); ++k) {
+      const int64_t stop = k < cuts.size() ? cuts[k] : hi;
+      const bool last = k == cuts.size();
+      if (!last && (stop - start) * plane_bytes < min_bytes) {
+        continue;  // the slab grows to the next block boundary
+      }
+      if (!last && (hi - stop) * plane_bytes < min_bytes) {
+        continue;  // the rest would be too small: it joins this slab
+      }
+      ReadCell piece = cell;
+      piece.box.start[axis] = start;
+      piece.box.stop[axis] = stop;
+      piece.shape[axis] = stop - start;
+      piece.dst_offset = cell.dst_offset + (start - lo) * dst_strides[axis];
+      piece.nbytes = plane_bytes * (stop - start);
+      piece.decoded_bytes = decoded_per_plane * (stop - start);  // whole blocks: approximate
+      out.push_back(std::move(piece));
+      start = stop;
+      if (last) {
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 std::vector<size_t> GroupCells(std::span<const ReadCell> cells, int64_t min_bytes) {
   std::vector<size_t> ends;
   int64_t bytes = 0;

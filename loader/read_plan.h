@@ -35,6 +35,14 @@ struct ReadCell {
 std::vector<ReadCell> SplitBoxAtChunks(const codec::Box& box, const codec::NdGeometry& geometry,
                                        std::span<const int64_t> dst_strides);
 
+/// Splits every cell of more than 2 x `min_bytes` at block boundaries of its chunk, along the
+/// outermost axis on which it touches more than one block, into slabs of at least `min_bytes`
+/// (the last may be smaller): tasks of a few blocks each, so one large chunk does not become
+/// one long task. A slab decodes only its own blocks. Order and coverage are kept.
+std::vector<ReadCell> SplitCellsAtBlocks(std::vector<ReadCell> cells,
+                                         const codec::NdGeometry& geometry,
+                                         std::span<const int64_t> dst_strides, int64_t min_bytes);
+
 /// Partitions `cells` into consecutive runs of at least `min_bytes` each (the last may be
 /// smaller): returns the end index of every run.
 std::vector<size_t> GroupCells(std::span<const ReadCell> cells, int64_t min_bytes);

@@ -14,6 +14,8 @@ apt_pkgs=(build-essential cmake ninja-build pkg-config liblz4-dev libzstd-dev zl
           libdeflate-dev libtbb-dev libeigen3-dev)
 if (( with_tests )); then
   apt_pkgs+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev clang)
+  # make pip-test builds the wheel into a venv (Debian's python3 needs python3-venv for it).
+  apt_pkgs+=(python3-venv)
 fi
 missing=()
 for p in "${apt_pkgs[@]}"; do
@@ -31,7 +33,8 @@ if (( with_tests )); then
   # since the augmentation tests compare against it.
   py_pkgs=(numpy:numpy pytest:pytest hypothesis:hypothesis blosc2:blosc2 blosc:blosc
            numcodecs:numcodecs pybind11:pybind11 torch:torch==2.13.0
-           batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy)
+           batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy
+           scikit_build_core:scikit-build-core)  # make pip-test: pip install --no-build-isolation
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")

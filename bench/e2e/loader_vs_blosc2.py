@@ -26,7 +26,7 @@ import blosc2
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from frames_vs_blosc2 import photo_crops  # noqa: E402  (same crop generator as issue 3's bench)
+from frames_vs_blosc2 import photo_crops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))

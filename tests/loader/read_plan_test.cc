@@ -61,6 +61,39 @@ TEST(ReadPlanTest, BoxesOutsideTheArrayArePaddingCells) {
   EXPECT_EQ(cells[0].decoded_bytes, 0);
 }
 
+TEST(ReadPlanTest, LargeCellsSplitIntoSlabsOfWholeBlocks) {
+  // Chunks 16x20, blocks 4x5 of int16: the cell [-2, 13) x [0, 20) of chunk 0 (part padding)
+  // is cut on axis 0 at block boundaries 4, 8, 12 into slabs of at least 100 bytes.
+  const codec::NdGeometry g = Geometry({40, 20}, {16, 20}, {4, 5});
+  const std::vector<int64_t> strides{20 * 2, 2};
+  const codec::Box box{{-2, 0}, {13, 20}};
+  const auto cells = SplitBoxAtChunks(box, g, strides);
+  ASSERT_EQ(cells.size(), 1u);
+  const auto slabs = SplitCellsAtBlocks(cells, g, strides, 100);
+  // Planes are 40 bytes: [-2,4) 240 B, [4,8) 160 B, [8,13) 200 B (the rest, 40 B, joins it).
+  ASSERT_EQ(slabs.size(), 3u);
+  EXPECT_EQ(slabs[0].box.start, (std::vector<int64_t>{-2, 0}));
+  EXPECT_EQ(slabs[0].box.stop, (std::vector<int64_t>{4, 20}));
+  EXPECT_EQ(slabs[1].box.start[0], 4);
+  EXPECT_EQ(slabs[1].box.stop[0], 8);
+  EXPECT_EQ(slabs[1].dst_offset, 6 * 40);
+  EXPECT_EQ(slabs[2].box.start[0], 8);
+  EXPECT_EQ(slabs[2].box.stop[0], 13);
+  int64_t bytes = 0;
+  for (const auto& c : slabs) {
+    EXPECT_EQ(c.chunk, 0);
+    bytes += c.nbytes;
+  }
+  EXPECT_EQ(bytes, cells[0].nbytes);
+  // Small cells, padding-only cells and cells inside one block stay whole.
+  EXPECT_EQ(SplitCellsAtBlocks(cells, g, strides, 1000).size(), 1u);
+  EXPECT_EQ(
+      SplitCellsAtBlocks(SplitBoxAtChunks({{50, 0}, {60, 20}}, g, strides), g, strides, 1).size(),
+      1u);
+  EXPECT_EQ(
+      SplitCellsAtBlocks(SplitBoxAtChunks({{1, 0}, {3, 5}}, g, strides), g, strides, 1).size(), 1u);
+}
+
 TEST(ReadPlanTest, GroupsCellsIntoRunsOfAtLeastMinBytes) {
   std::vector<ReadCell> cells(5);
   const int64_t sizes[] = {10, 30, 5, 5, 50};

@@ -2,7 +2,8 @@
 """Shared setup for the Python tests of patchfeed.
 
 * Makes `import patchfeed` work from the build tree: `$PATCHFEED_BUILD_DIR/python` when that
-  variable is set, else `<repo>/build/python`, unless patchfeed is importable already.
+  variable is set (ahead of any installed patchfeed), else `<repo>/build/python` unless
+  patchfeed is importable already.
 * Deterministic data generators (`make_data(kind, nbytes, seed)`) for the kinds of buffers the
   codec sees in practice: a smooth CT-like float32/float64 field, uint8/int16 label maps,
   random bytes, constant runs and zeros.
@@ -24,7 +25,9 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[2]
 BUILD_DIR = pathlib.Path(os.environ.get("PATCHFEED_BUILD_DIR", REPO / "build"))
 
-if importlib.util.find_spec("patchfeed") is None:
+# An explicit build directory wins over an installed patchfeed, so `make test` always tests
+# the tree it just built (a pip-installed copy would otherwise shadow it).
+if "PATCHFEED_BUILD_DIR" in os.environ or importlib.util.find_spec("patchfeed") is None:
     sys.path.insert(0, str(BUILD_DIR / "python"))
     if importlib.util.find_spec("patchfeed") is None:
         raise ImportError(

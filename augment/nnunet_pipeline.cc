@@ -1,0 +1,310 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "augment/nnunet_pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace patchfeed::augment {
+namespace {
+
+// One stream per transform (StreamId::stream = kAugmentStreamBase + this).
+enum class Stream : uint32_t {
+  kSpatial,
+  kNoise,
+  kNoiseField,
+  kBlur,
+  kBrightness,
+  kContrast,
+  kLowResolution,
+  kGammaInverted,
+  kGamma,
+  kMirror,
+};
+
+CounterRng StreamFor(StreamId id, Stream s) {
+  id.stream = kAugmentStreamBase + static_cast<uint32_t>(s);
+  return CounterRng(id);
+}
+
+// Dummy 2D: (C, Z, Y, X) seen as (C*Z, Y, X), every slice a channel of a 2D sample. Needs the
+// channels to follow each other at Z slices' distance (true for C == 1 or a dense layout).
+template <typename T>
+Result<SampleView<T>> As2D(const SampleView<T>& v, const char* what) {
+  if (v.spatial_dims != 3) {
+    return InvalidArgumentError(std::string("nnU-Net augmentation, dummy 2D: the ") + what +
+                                " must have 3 spatial dims");
+  }
+  if (v.channels > 1 && v.channel_stride != v.shape[0] * v.strides[0]) {
+    return InvalidArgumentError(std::string("nnU-Net augmentation, dummy 2D: the ") + what +
+                                "'s channels must lie Z slices apart");
+  }
+  SampleView<T> r;
+  r.data = v.data;
+  r.spatial_dims = 2;
+  r.channels = v.channels * v.shape[0];
+  r.channel_stride = v.strides[0];
+  r.shape = {v.shape[1], v.shape[2], 1};
+  r.strides = {v.strides[1], v.strides[2], 0};
+  return r;
+}
+
+// Copies a sample between views of equal shape (the crop path when its window was read).
+template <typename T>
+Status CopySample(SampleView<const T> in, SampleView<T> out) {
+  if (in.channels != out.channels || in.spatial_dims != out.spatial_dims || in.shape != out.shape) {
+    return InvalidArgumentError("nnU-Net augmentation: the window and the patch differ in shape");
+  }
+  for (int64_t c = 0; c < in.channels; ++c) {
+    for (int64_t i0 = 0; i0 < in.shape[0]; ++i0) {
+      for (int64_t i1 = 0; i1 < in.shape[1]; ++i1) {
+        for (int64_t i2 = 0; i2 < in.shape[2]; ++i2) {
+          out.at(c, i0, i1, i2) = in.at(c, i0, i1, i2);
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+NnUNetAugmentConfig NnUNetAugmentConfig::Default(std::span<const int64_t> patch, double max_angle,
+                                                 bool dummy_2d) {
+  NnUNetAugmentConfig c;
+  c.spatial_dims = static_cast<int>(patch.size());
+  c.dummy_2d = dummy_2d && patch.size() == 3;
+  for (size_t d = 0; d < patch.size() && d < 3; ++d) {
+    c.patch_size[d] = patch[d];
+  }
+  c.spatial = c.dummy_2d ? NnUnetSpatialConfig(patch.subspan(1), max_angle)
+                         : NnUnetSpatialConfig(patch, max_angle);
+  if (c.dummy_2d) {
+    c.low_resolution.ignore_axis[0] = true;
+  }
+  c.mirror_axes = {true, true, patch.size() == 3};
+  return c;
+}
+
+NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
+                                            const StreamId& sample, int64_t channels) {
+  const int dims = config.spatial_dims;
+  NnUNetAugmentParams p;
+  {
+    CounterRng rng = StreamFor(sample, Stream::kSpatial);
+    p.spatial = DrawSpatialParams(rng, config.spatial, config.spatial.spatial_dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kNoise);
+    p.noise = DrawGaussianNoiseParams(rng, config.noise, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kBlur);
+    p.blur = DrawGaussianBlurParams(rng, config.blur, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kBrightness);
+    p.brightness = DrawBrightnessParams(rng, config.brightness, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kContrast);
+    p.contrast = DrawContrastParams(rng, config.contrast, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kLowResolution);
+    p.low_resolution = DrawLowResolutionParams(rng, config.low_resolution, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kGammaInverted);
+    p.gamma_inverted = DrawGammaParams(rng, config.gamma_inverted, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kGamma);
+    p.gamma = DrawGammaParams(rng, config.gamma, channels, dims);
+  }
+  {
+    CounterRng rng = StreamFor(sample, Stream::kMirror);
+    p.mirror = DrawMirrorParams(rng, dims);
+    for (int d = 0; d < 3; ++d) {
+      p.mirror.flip[static_cast<size_t>(d)] =
+          p.mirror.flip[static_cast<size_t>(d)] && config.mirror_axes[static_cast<size_t>(d)];
+    }
+  }
+  return p;
+}
+
+Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                          SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
+                          SampleView<float> image_out, SampleView<int16_t> seg_out,
+                          NnUNetAugmentScratch& scratch) {
+  if (!config.dummy_2d) {
+    return ApplySpatialTransform(params.spatial, config.spatial, image_crop, seg_crop, image_out,
+                                 seg_out, scratch.spatial);
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(auto image_in2, As2D(image_crop, "image crop"));
+  PATCHFEED_ASSIGN_OR_RETURN(auto image_out2, As2D(image_out, "image output"));
+  if (image_crop.shape[0] != image_out.shape[0]) {
+    return InvalidArgumentError("nnU-Net augmentation, dummy 2D: the crop's axis 0 (" +
+                                std::to_string(image_crop.shape[0]) + ") must equal the patch's (" +
+                                std::to_string(image_out.shape[0]) + ")");
+  }
+  SampleView<const int16_t> seg_in2 = seg_crop;
+  SampleView<int16_t> seg_out2 = seg_out;
+  if (seg_crop.channels > 0) {
+    PATCHFEED_ASSIGN_OR_RETURN(seg_in2, As2D(seg_crop, "segmentation crop"));
+    PATCHFEED_ASSIGN_OR_RETURN(seg_out2, As2D(seg_out, "segmentation output"));
+  }
+  return ApplySpatialTransform(params.spatial, config.spatial, image_in2, seg_in2, image_out2,
+                               seg_out2, scratch.spatial);
+}
+
+CropWindow NnUNetSpatialWindow(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                               std::span<const int64_t> crop_shape) {
+  CropWindow w;
+  const int dims = config.spatial_dims;
+  for (int d = 0; d < dims; ++d) {
+    w.shape[static_cast<size_t>(d)] = crop_shape[static_cast<size_t>(d)];
+  }
+  // Dummy 2D keeps axis 0 whole and transforms axes 1 and 2.
+  const int first = config.dummy_2d ? 1 : 0;
+  const int tdims = dims - first;
+  if (params.spatial.do_deform) {
+    return w;  // elastic offsets are not bounded by the affine corners: the whole crop
+  }
+  if (!params.spatial.transforms()) {
+    // The crop path: a patch centred at floor(S/2).
+    for (int d = first; d < dims; ++d) {
+      const auto i = static_cast<size_t>(d);
+      w.origin[i] = crop_shape[i] / 2 - config.patch_size[i] / 2;
+      w.shape[i] = config.patch_size[i];
+    }
+    return w;
+  }
+  // The sampling map is affine, so its extremes over the output are at the patch's corners.
+  const auto a = SpatialAffineMatrix(params.spatial, tdims);
+  std::array<double, 3> lo{}, hi{};
+  lo.fill(1e300);
+  hi.fill(-1e300);
+  for (int corner = 0; corner < (1 << tdims); ++corner) {
+    for (int r = 0; r < tdims; ++r) {
+      const auto ri = static_cast<size_t>(r);
+      double x = (static_cast<double>(crop_shape[static_cast<size_t>(first + r)]) - 1) / 2;
+      for (int k = 0; k < tdims; ++k) {
+        const auto p = static_cast<double>(config.patch_size[static_cast<size_t>(first + k)]);
+        const double i = (corner >> k) & 1 ? p - 1 : 0;
+        x += a[ri][static_cast<size_t>(k)] * (i - (p - 1) / 2);
+      }
+      lo[ri] = std::min(lo[ri], x);
+      hi[ri] = std::max(hi[ri], x);
+    }
+  }
+  for (int r = 0; r < tdims; ++r) {
+    const auto i = static_cast<size_t>(first + r);
+    const auto ri = static_cast<size_t>(r);
+    // Neighbours floor(x) and floor(x) + 1, and one voxel either side for float32 positions.
+    const int64_t start =
+        std::clamp<int64_t>(static_cast<int64_t>(std::floor(lo[ri])) - 1, 0, crop_shape[i] - 1);
+    const int64_t stop =
+        std::clamp<int64_t>(static_cast<int64_t>(std::floor(hi[ri])) + 3, start + 1, crop_shape[i]);
+    w.origin[i] = start;
+    w.shape[i] = stop - start;
+  }
+  return w;
+}
+
+Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
+                                const NnUNetAugmentConfig& config,
+                                std::span<const int64_t> crop_shape, const CropWindow& window,
+                                SampleView<const float> image_window,
+                                SampleView<const int16_t> seg_window, SampleView<float> image_out,
+                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch) {
+  bool whole = true;
+  for (int d = 0; d < config.spatial_dims; ++d) {
+    const auto i = static_cast<size_t>(d);
+    whole &= window.origin[i] == 0 && window.shape[i] == crop_shape[i];
+  }
+  if (whole) {
+    return ApplyNnUNetSpatial(params, config, image_window, seg_window, image_out, seg_out,
+                              scratch);
+  }
+  if (!params.spatial.transforms()) {
+    // The crop path's window is the patch itself.
+    PATCHFEED_RETURN_IF_ERROR(CopySample(image_window, image_out));
+    if (seg_window.channels > 0) {
+      PATCHFEED_RETURN_IF_ERROR(CopySample(seg_window, seg_out));
+    }
+    return Status::Ok();
+  }
+  const int first = config.dummy_2d ? 1 : 0;
+  const int tdims = config.spatial_dims - first;
+  const std::span<const int64_t> crop2 = crop_shape.subspan(static_cast<size_t>(first));
+  const std::span<const int64_t> origin2(window.origin.data() + first, static_cast<size_t>(tdims));
+  if (!config.dummy_2d) {
+    return ApplySpatialTransformWindow(params.spatial, config.spatial, crop2, origin2, image_window,
+                                       seg_window, image_out, seg_out, scratch.spatial);
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(auto image_in2, As2D(image_window, "image window"));
+  PATCHFEED_ASSIGN_OR_RETURN(auto image_out2, As2D(image_out, "image output"));
+  SampleView<const int16_t> seg_in2 = seg_window;
+  SampleView<int16_t> seg_out2 = seg_out;
+  if (seg_window.channels > 0) {
+    PATCHFEED_ASSIGN_OR_RETURN(seg_in2, As2D(seg_window, "segmentation window"));
+    PATCHFEED_ASSIGN_OR_RETURN(seg_out2, As2D(seg_out, "segmentation output"));
+  }
+  return ApplySpatialTransformWindow(params.spatial, config.spatial, crop2, origin2, image_in2,
+                                     seg_in2, image_out2, seg_out2, scratch.spatial);
+}
+
+Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                               const StreamId& sample, SampleView<float> image,
+                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch) {
+  if (params.noise.apply) {
+    CounterRng field = StreamFor(sample, Stream::kNoiseField);
+    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianNoise(params.noise, field, image));
+  }
+  if (params.blur.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianBlur(params.blur, image, scratch.intensity));
+  }
+  if (params.brightness.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyBrightness(params.brightness, image));
+  }
+  if (params.contrast.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyContrast(params.contrast, image));
+  }
+  if (params.low_resolution.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyLowResolution(params.low_resolution, image, scratch.intensity));
+  }
+  if (params.gamma_inverted.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyGamma(params.gamma_inverted, image));
+  }
+  if (params.gamma.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyGamma(params.gamma, image));
+  }
+  const MirrorParams& m = params.mirror;
+  if (m.flip[0] || m.flip[1] || m.flip[2]) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, image));
+    if (seg.channels > 0) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, seg));
+    }
+  }
+  if (seg.channels > 0) {
+    if (!config.mask_channels.empty()) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyMaskImage(config.mask_channels, seg, image));
+    }
+    if (config.remove_label) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyRemoveLabel(seg));
+    }
+  }
+  return Status::Ok();
+}
+
+Status ApplyNnUNetAugment(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                          const StreamId& sample, SampleView<const float> image_crop,
+                          SampleView<const int16_t> seg_crop, SampleView<float> image_out,
+                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch) {
+  PATCHFEED_RETURN_IF_ERROR(
+      ApplyNnUNetSpatial(params, config, image_crop, seg_crop, image_out, seg_out, scratch));
+  return ApplyNnUNetAfterSpatial(params, config, sample, image_out, seg_out, scratch);
+}
+
+}  // namespace patchfeed::augment

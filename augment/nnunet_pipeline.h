@@ -1,0 +1,151 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_AUGMENT_NNUNET_PIPELINE_H_
+#define PATCHFEED_AUGMENT_NNUNET_PIPELINE_H_
+
+/// \file
+/// nnU-Net's default training augmentation (nnUNetTrainer.get_training_transforms, nnU-Net
+/// 2.8 with batchgeneratorsv2 0.3.5) as one pipeline: spatial transform, Gaussian noise,
+/// Gaussian blur, multiplicative brightness, contrast, simulated low resolution, inverted
+/// gamma, gamma, mirroring, image masking, label removal. Deep-supervision targets and region
+/// conversion are separate steps (augment/intensity) because they change the output's shape.
+///
+/// A sample's augmentation is a pure function of its config, its `StreamId` (the loader's
+/// (seed, epoch, batch, rank, position)) and its input: draws come from counter-based streams,
+/// one per transform, so the thread that runs a sample, and the order samples run in, never
+/// change the result, and changing one transform's settings does not shift another's draws.
+///
+/// The spatial step writes the patch into the output views (e.g. a slot of the loader's
+/// batch); every later step works in place there. A scratch struct per thread is reused.
+///
+/// Example (one sample, 3D, image float32 (1, 205, 205, 205) -> (1, 128, 128, 128)):
+/// \code
+///   NnUNetAugmentConfig config = NnUNetAugmentConfig::Default({128, 128, 128});
+///   NnUNetAugmentParams params = DrawNnUNetAugmentParams(config, id, /*channels=*/1);
+///   PATCHFEED_RETURN_IF_ERROR(
+///       ApplyNnUNetAugment(params, config, id, image_crop, seg_crop, image, seg, scratch));
+/// \endcode
+
+#include <array>
+#include <cstdint>
+#include <numbers>
+#include <span>
+#include <vector>
+
+#include "augment/intensity/brightness_contrast.h"
+#include "augment/intensity/channel_loops.h"
+#include "augment/intensity/gamma.h"
+#include "augment/intensity/gaussian_blur.h"
+#include "augment/intensity/gaussian_noise.h"
+#include "augment/intensity/label_transforms.h"
+#include "augment/intensity/low_resolution.h"
+#include "augment/sample_view.h"
+#include "augment/spatial/mirror.h"
+#include "augment/spatial/spatial_transform.h"
+#include "common/random.h"
+#include "common/result.h"
+#include "common/status.h"
+
+namespace patchfeed::augment {
+
+/// Every transform's settings. Default() gives nnU-Net's; each field can be changed after.
+struct NnUNetAugmentConfig {
+  int spatial_dims = 3;                 ///< of the data: 2 or 3
+  std::array<int64_t, 3> patch_size{};  ///< P, the output; entries past spatial_dims unused
+  /// nnU-Net's "dummy 2D" for anisotropic 3D data: the spatial transform runs in 2D on the
+  /// last two axes, every slice of axis 0 treated like a channel, and simulated low
+  /// resolution leaves axis 0 alone. The crop's axis 0 must then equal patch_size[0].
+  bool dummy_2d = false;
+  SpatialConfig spatial;
+  GaussianNoiseConfig noise;
+  GaussianBlurConfig blur;
+  BrightnessConfig brightness;
+  ContrastConfig contrast;
+  LowResolutionConfig low_resolution;
+  GammaConfig gamma_inverted = GammaConfig::Inverted();
+  GammaConfig gamma;
+  std::array<bool, 3> mirror_axes{true, true, true};  ///< axes that may flip (p 0.5 each)
+  /// Image channels nnU-Net normalised with a mask (use_mask_for_norm): set to 0 where the
+  /// segmentation is negative, after mirroring.
+  std::vector<int64_t> mask_channels;
+  bool remove_label = true;  ///< segmentation -1 -> 0 at the end (nnU-Net always does)
+
+  /// nnU-Net's defaults for a `patch` of 2 or 3 axes and rotations in (-max_angle,
+  /// max_angle) radians on every axis (nnU-Net: 30 degrees for 3D, 180 for 2D and dummy 2D).
+  static NnUNetAugmentConfig Default(std::span<const int64_t> patch,
+                                     double max_angle = std::numbers::pi / 6,
+                                     bool dummy_2d = false);
+};
+
+/// One sample's draws, for every transform (a transform that does not fire has apply false).
+struct NnUNetAugmentParams {
+  SpatialParams spatial;
+  GaussianNoiseParams noise;
+  GaussianBlurParams blur;
+  BrightnessParams brightness;
+  ContrastParams contrast;
+  LowResolutionParams low_resolution;
+  GammaParams gamma_inverted;
+  GammaParams gamma;
+  MirrorParams mirror;
+};
+
+/// Draws every transform's parameters for a sample of `channels` image channels.
+NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
+                                            const StreamId& sample, int64_t channels);
+
+/// Reusable per-thread buffers.
+struct NnUNetAugmentScratch {
+  SpatialScratch spatial;
+  AugmentScratch intensity;
+};
+
+/// The spatial step: the transformed patch of the crop, written into `image_out`/`seg_out`
+/// (shape config.patch_size). `seg_crop`/`seg_out` may have 0 channels (no segmentation).
+Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                          SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
+                          SampleView<float> image_out, SampleView<int16_t> seg_out,
+                          NnUNetAugmentScratch& scratch);
+
+/// A box of the crop, in crop voxel coordinates: [origin, origin + shape) per spatial axis.
+struct CropWindow {
+  std::array<int64_t, 3> origin{};
+  std::array<int64_t, 3> shape{1, 1, 1};
+};
+
+/// The part of a crop of `crop_shape` that the spatial step reads: for the interpolating path
+/// the bounding box of the sampling positions plus the linear interpolation's neighbours (and
+/// a voxel of margin against rounding), clipped to the crop; for the crop path exactly the
+/// patch's box. Reading only this window gives the same patch as reading the whole crop
+/// (ApplyNnUNetSpatialWindow), which is how the loader avoids reading an enlarged crop.
+CropWindow NnUNetSpatialWindow(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                               std::span<const int64_t> crop_shape);
+
+/// ApplyNnUNetSpatial on a window of the crop: `image_window`/`seg_window` hold the crop's
+/// voxels in `window` (from NnUNetSpatialWindow(params, config, crop_shape)); the result equals
+/// ApplyNnUNetSpatial on the whole crop.
+Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
+                                const NnUNetAugmentConfig& config,
+                                std::span<const int64_t> crop_shape, const CropWindow& window,
+                                SampleView<const float> image_window,
+                                SampleView<const int16_t> seg_window, SampleView<float> image_out,
+                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch);
+
+/// Every step after the spatial one, in nnU-Net's order, in place on the patch. `sample`
+/// keys the Gaussian noise field.
+Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                               const StreamId& sample, SampleView<float> image,
+                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch);
+
+/// The whole pipeline: ApplyNnUNetSpatial then ApplyNnUNetAfterSpatial.
+Status ApplyNnUNetAugment(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                          const StreamId& sample, SampleView<const float> image_crop,
+                          SampleView<const int16_t> seg_crop, SampleView<float> image_out,
+                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch);
+
+/// Stream ids the pipeline keys its draws with (StreamId::stream; the loader's own draws use
+/// small numbers, these stay clear of them).
+inline constexpr uint32_t kAugmentStreamBase = 0x41550000u;
+
+}  // namespace patchfeed::augment
+
+#endif  // PATCHFEED_AUGMENT_NNUNET_PIPELINE_H_

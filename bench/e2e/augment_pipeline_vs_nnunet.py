@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""nnU-Net's default training augmentation, one sample at a time on one thread: patchfeed vs
+batchgeneratorsv2 as nnU-Net 2.8 builds it (nnUNetTrainer.get_training_transforms).
+
+Input: a 1-channel 205^3 float32 crop (nnU-Net's enlarged patch for a 128^3 patch with 30 degree
+rotations) and its int16 segmentation (labels 0..3 with -1 outside the "body"), output 128^3 plus
+the deep-supervision targets. Rows: the default pipeline (rotation and scaling each drawn with
+p 0.2, so most samples take the plain crop path), and the same with rotation and scaling forced
+on (the expensive path). Sides alternate sample by sample; medians are reported.
+
+Usage:
+  PYTHONPATH=build/<dir>/python python3 bench/e2e/augment_pipeline_vs_nnunet.py [--samples N]
+"""
+
+import argparse
+import math
+import statistics
+import time
+
+import numpy as np
+import torch
+
+PATCH = (128, 128, 128)
+CROP = (205, 205, 205)
+DS_SCALES = [[1.0] * 3, [0.5] * 3, [0.25] * 3, [0.125] * 3, [0.0625] * 3]
+ROTATION = (-30.0 / 360 * 2.0 * math.pi, 30.0 / 360 * 2.0 * math.pi)
+
+
+def make_sample(seed):
+    rng = np.random.default_rng(seed)
+    z, y, x = np.meshgrid(*[np.linspace(-1, 1, s, dtype=np.float32) for s in CROP],
+                          indexing="ij")
+    r = np.sqrt(z * z + y * y + x * x)
+    image = (np.sin(7 * z) * np.cos(5 * y) + x + rng.normal(0, 0.2, CROP)).astype(np.float32)
+    seg = np.zeros(CROP, np.int16)
+    seg[r > 0.95] = -1
+    seg[(r < 0.6)] = 1
+    seg[(r < 0.4) & (x > 0)] = 2
+    seg[(r < 0.2)] = 3
+    return image[None], seg[None]
+
+
+def nnunet_transforms(force_spatial):
+    from batchgeneratorsv2.transforms.spatial.spatial import SpatialTransform
+    from nnunetv2.training.nnUNetTrainer.nnUNetTrainer import nnUNetTrainer
+
+    t = nnUNetTrainer.get_training_transforms(
+        patch_size=PATCH, rotation_for_DA=ROTATION, deep_supervision_scales=DS_SCALES,
+        mirror_axes=(0, 1, 2), do_dummy_2d_data_aug=False)
+    if force_spatial:
+        for tr in t.transforms:
+            if isinstance(tr, SpatialTransform):
+                tr.p_rotation = 1.0
+                tr.p_scaling = 1.0
+    return t
+
+
+def time_bg2(transforms, image, seg):
+    img = torch.from_numpy(image.copy())
+    sg = torch.from_numpy(seg.copy())
+    t0 = time.perf_counter()
+    out = transforms(image=img, segmentation=sg)
+    dt = time.perf_counter() - t0
+    assert out["image"].shape[1:] == PATCH
+    return dt
+
+
+def time_patchfeed(pipeline, image, seg, index):
+    t0 = time.perf_counter()
+    out = pipeline(image, seg, index)
+    dt = time.perf_counter() - t0
+    assert out["image"].shape[1:] == PATCH
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", type=int, default=20)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    image, seg = make_sample(0)
+
+    pf = None
+    try:
+        from patchfeed import augment as pfa
+        pf = pfa
+    except ImportError as e:
+        print(f"patchfeed.augment not available ({e}); timing batchgeneratorsv2 only")
+
+    print("| pipeline | batchgeneratorsv2 ms/sample | patchfeed ms/sample | ratio |")
+    print("|---|---:|---:|---:|")
+    for force in (False, True):
+        bg = nnunet_transforms(force)
+        pipe = None
+        if pf is not None:
+            pipe = pf.NnUNetAugmenter(patch_size=PATCH, max_angle=ROTATION[1],
+                                      deep_supervision_scales=DS_SCALES, seed=1,
+                                      force_spatial=force)
+        tb, tp = [], []
+        for i in range(args.samples):
+            tb.append(time_bg2(bg, image, seg))
+            if pipe is not None:
+                tp.append(time_patchfeed(pipe, image, seg, i))
+        mb = statistics.median(tb) * 1e3
+        name = "rotation+scaling forced" if force else "default (p 0.2 / 0.2)"
+        if tp:
+            mp = statistics.median(tp) * 1e3
+            print(f"| {name} | {mb:.1f} | {mp:.1f} | {mb / mp:.1f}x |")
+        else:
+            print(f"| {name} | {mb:.1f} | - | - |")
+
+
+if __name__ == "__main__":
+    main()

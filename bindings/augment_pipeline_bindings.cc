@@ -1,0 +1,141 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// Bindings of nnU-Net's whole augmentation pipeline (augment/nnunet_pipeline.h) for one
+// sample: _core.augment.NnUNetAugmenter. The loader runs the same pipeline in C++; this is
+// for users who augment outside the loader, and for the per-sample benchmark.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "augment/intensity/deep_supervision.h"
+#include "augment/nnunet_pipeline.h"
+#include "bindings/status_to_exception.h"
+#include "common/random.h"
+
+namespace py = pybind11;
+
+namespace patchfeed::internal_python {
+namespace {
+
+using augment::SampleView;
+
+template <typename T, int kFlags>
+SampleView<const T> InputView(const py::array_t<T, kFlags>& a, const char* name) {
+  if (a.ndim() != 3 && a.ndim() != 4) {
+    throw py::value_error(std::string(name) + " must be (C, *spatial) with 2 or 3 spatial dims");
+  }
+  std::vector<int64_t> spatial(a.shape() + 1, a.shape() + a.ndim());
+  return SampleView<const T>::Contiguous(a.data(), a.shape(0), spatial);
+}
+
+class NnUNetAugmenter {
+ public:
+  NnUNetAugmenter(std::vector<int64_t> patch_size, double max_angle, bool dummy_2d, uint64_t seed,
+                  bool force_spatial,
+                  std::optional<std::vector<std::vector<double>>> deep_supervision_scales)
+      : config_(augment::NnUNetAugmentConfig::Default(patch_size, max_angle, dummy_2d)),
+        patch_(std::move(patch_size)),
+        seed_(seed) {
+    if (patch_.size() != 2 && patch_.size() != 3) {
+      throw py::value_error("patch_size must have 2 or 3 entries");
+    }
+    if (force_spatial) {
+      config_.spatial.p_rotation = 1;
+      config_.spatial.p_scaling = 1;
+    }
+    for (const auto& s : deep_supervision_scales.value_or(std::vector<std::vector<double>>{})) {
+      if (s.size() != patch_.size()) {
+        throw py::value_error("each deep-supervision scale needs one factor per patch axis");
+      }
+      augment::DeepSupervisionScale scale;
+      for (size_t d = 0; d < s.size(); ++d) {
+        scale.factor[d] = s[d];
+      }
+      scales_.push_back(scale);
+    }
+  }
+
+  // image (C, *crop) float32, seg (Cs, *crop) int16 -> {"image": (C, *patch), "segmentation":
+  // (Cs, *patch) or, with deep-supervision scales, a list of one array per scale}.
+  py::dict Call(const py::array_t<float, py::array::c_style | py::array::forcecast>& image,
+                const py::array_t<int16_t, py::array::c_style | py::array::forcecast>& seg,
+                int64_t index) {
+    const SampleView<const float> image_in = InputView(image, "image");
+    const SampleView<const int16_t> seg_in = InputView(seg, "seg");
+    std::vector<py::ssize_t> image_shape = {image.shape(0)}, seg_shape = {seg.shape(0)};
+    for (const int64_t p : patch_) {
+      image_shape.push_back(p);
+      seg_shape.push_back(p);
+    }
+    py::array_t<float> image_out(image_shape);
+    py::array_t<int16_t> seg_out(seg_shape);
+    const SampleView<float> image_view =
+        SampleView<float>::Contiguous(image_out.mutable_data(), image.shape(0), patch_);
+    const SampleView<int16_t> seg_view =
+        SampleView<int16_t>::Contiguous(seg_out.mutable_data(), seg.shape(0), patch_);
+    std::vector<py::array_t<int16_t>> targets;
+    std::vector<SampleView<int16_t>> target_views;
+    for (const augment::DeepSupervisionScale& scale : scales_) {
+      std::vector<int64_t> shape(patch_.size());
+      ThrowIfError(augment::DeepSupervisionShape(scale, patch_, shape.data()));
+      std::vector<py::ssize_t> full = {seg.shape(0)};
+      full.insert(full.end(), shape.begin(), shape.end());
+      targets.emplace_back(full);
+      target_views.push_back(
+          SampleView<int16_t>::Contiguous(targets.back().mutable_data(), seg.shape(0), shape));
+    }
+    Status st;
+    {
+      py::gil_scoped_release release;
+      const StreamId id{.seed = seed_, .position = static_cast<uint32_t>(index)};
+      const augment::NnUNetAugmentParams params =
+          augment::DrawNnUNetAugmentParams(config_, id, image_in.channels);
+      st = augment::ApplyNnUNetAugment(params, config_, id, image_in, seg_in, image_view, seg_view,
+                                       scratch_);
+      for (size_t k = 0; st.ok() && k < scales_.size(); ++k) {
+        st = augment::DownsampleSegNearestExact<int16_t>(seg_view, target_views[k]);
+      }
+    }
+    ThrowIfError(st);
+    py::dict out;
+    out["image"] = image_out;
+    if (scales_.empty()) {
+      out["segmentation"] = seg_out;
+    } else {
+      py::list segs;
+      for (auto& t : targets) {
+        segs.append(t);
+      }
+      out["segmentation"] = segs;
+    }
+    return out;
+  }
+
+ private:
+  augment::NnUNetAugmentConfig config_;
+  std::vector<int64_t> patch_;
+  uint64_t seed_;
+  std::vector<augment::DeepSupervisionScale> scales_;
+  augment::NnUNetAugmentScratch scratch_;
+};
+
+}  // namespace
+
+void RegisterAugmentPipeline(py::module_& m) {
+  py::class_<NnUNetAugmenter>(m, "NnUNetAugmenter",
+                              "nnU-Net's default training augmentation for one sample at a time "
+                              "(not thread-safe: one per thread).")
+      .def(py::init<std::vector<int64_t>, double, bool, uint64_t, bool,
+                    std::optional<std::vector<std::vector<double>>>>(),
+           py::arg("patch_size"), py::arg("max_angle"), py::arg("dummy_2d") = false,
+           py::arg("seed") = 0, py::arg("force_spatial") = false,
+           py::arg("deep_supervision_scales") = std::nullopt)
+      .def("__call__", &NnUNetAugmenter::Call, py::arg("image"), py::arg("seg"), py::arg("index"));
+}
+
+}  // namespace patchfeed::internal_python

@@ -1,0 +1,477 @@
+# Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+"""`patchfeed.Loader`: batches of patches for a training loop, read by the C++ loader.
+
+A batch is a dict `{array name: tensor}` (e.g. `image` (B, C, *patch) float32 and `seg`
+(B, 1, *patch) int16). The tensors are made from the loader's ring slot through DLPack without
+a copy; the slot goes back to the loader when the last tensor of the batch is freed, so a
+training step that drops its batch before asking for the next one keeps the ring turning. A
+consumer that keeps batches (e.g. `list(loader)`) holds slots: with every slot held the loader
+cannot produce and `next` raises; copy what you keep (`t.clone()`), or raise `ring_size`.
+
+All C++ work, and the wait for a batch, runs without the GIL. Ctrl-C while waiting raises
+KeyboardInterrupt promptly, and the batch being read is kept for the next call.
+
+Example::
+
+    loader = patchfeed.Loader("/data/nnUNet_preprocessed/Dataset004/nnUNetPlans_3d_fullres",
+                              patch_size=(128, 128, 128), batch_size=2, seed=0)
+    for step, batch in zip(range(250), loader):
+        loss = train_step(batch["image"], batch["seg"])
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import time
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, NamedTuple, Union
+
+from patchfeed import _core
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+_EPOCH_MODES = ("infinite", "with_replacement", "without_replacement")
+_STATE_KEYS = ("seed", "epoch", "next_batch", "rank", "world_size")
+_STATE_VERSION = 1
+
+# Loaders still open at interpreter exit are closed by atexit, while every module still works:
+# their threads then stop before finalisation instead of racing it.
+_live_loaders: weakref.WeakSet[Loader] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_loaders() -> None:
+    loaders = list(_live_loaders)
+    for loader in loaders:
+        loader.close()
+    if loaders:
+        # A thread that was consuming batches may be freeing a torch tensor, which releases
+        # the GIL inside torch's C++; if finalisation began before it gets the GIL back,
+        # CPython ends it with a forced unwind that aborts in torch's noexcept frame. Giving
+        # up the GIL for a moment here lets such threads leave that window (their next call
+        # into the closed loader raises) before finalisation starts.
+        time.sleep(0.02)
+
+
+class Dataset:
+    """The cases of a training set: each case has the same named arrays, one `.b2nd` each.
+
+    Build one with `Dataset.from_nnunet_folder`, `Dataset.from_folder` or `Dataset.from_list`;
+    a plain folder path passed to `Loader` means `from_nnunet_folder`.
+    """
+
+    def __init__(self, core: _core.Dataset) -> None:
+        self._core = core
+
+    @classmethod
+    def from_nnunet_folder(cls, folder: PathLike) -> Dataset:
+        """nnU-Net's layout: `<id>.b2nd` (array "image") and `<id>_seg.b2nd` ("seg")."""
+        return cls(_core.Dataset.from_nnunet_folder(os.fspath(folder)))
+
+    @classmethod
+    def from_folder(cls, folder: PathLike, naming: Mapping[str, str]) -> Dataset:
+        """Arrays named by file suffix, e.g. `{"image": "_0000.b2nd", "label": "_seg.b2nd"}`;
+        the first array's files define the case ids."""
+        return cls(_core.Dataset.from_folder(os.fspath(folder), list(naming.items())))
+
+    @classmethod
+    def from_list(
+        cls, array_names: Sequence[str], cases: Mapping[str, Sequence[PathLike]]
+    ) -> Dataset:
+        """An explicit list: `cases` maps case id to one path per array name."""
+        return cls(
+            _core.Dataset.from_list(
+                list(array_names),
+                [(cid, [os.fspath(p) for p in paths]) for cid, paths in cases.items()],
+            )
+        )
+
+    @property
+    def array_names(self) -> list[str]:
+        return self._core.array_names
+
+    @property
+    def case_ids(self) -> list[str]:
+        return self._core.case_ids
+
+    def paths(self, case_index: int) -> list[str]:
+        """The files of case `case_index`, in `array_names` order."""
+        return self._core.paths(case_index)
+
+    def __len__(self) -> int:
+        return self._core.num_cases
+
+    def __repr__(self) -> str:
+        return f"Dataset({len(self)} cases, arrays {self.array_names})"
+
+
+class Sample(NamedTuple):
+    """Where one sample of a batch came from."""
+
+    case_index: int
+    box_start: tuple[int, ...]  #: lower corner in the case's voxels (may be outside: padded)
+    forced_foreground: bool
+    foreground_class: int  #: the class key centring the box, -1 for a random box
+
+
+class BatchInfo(NamedTuple):
+    """What `Loader.last_batch` says about the batch most recently returned."""
+
+    epoch: int
+    batch_index: int
+    samples: tuple[Sample, ...]
+    pinned: bool
+    data_ptrs: dict[str, int]  #: the slot addresses the arrays view (zero-copy checks)
+
+
+def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int, int]:
+    # Only look at torch.distributed when the program imported torch: without it there can be
+    # no process group, and importing torch costs a second.
+    if rank is None or world_size is None:
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            dist = torch.distributed
+            if dist.is_available() and dist.is_initialized():
+                rank = dist.get_rank() if rank is None else rank
+                world_size = dist.get_world_size() if world_size is None else world_size
+    return (0 if rank is None else rank), (1 if world_size is None else world_size)
+
+
+def _pin_mode(pin_memory: bool | None) -> str:
+    if pin_memory is None:
+        return "auto"
+    return "require" if pin_memory else "off"
+
+
+class Loader:
+    """An iterable of training batches sampled across a dataset of `.b2nd` cases.
+
+    Args:
+      dataset: a `Dataset`, or the path of an nnU-Net preprocessed configuration folder.
+      patch_size: spatial patch size, e.g. `(128, 128, 128)`.
+      batch_size: the global batch size; with `world_size` > 1 each rank gets its share.
+      arrays: arrays to load, in order (default: all of the dataset's).
+      pad_values: fill value per array name outside the case (default -1 for "seg", else 0).
+      epoch_mode: "infinite" (nnU-Net: cases drawn with replacement forever),
+        "with_replacement" or "without_replacement" (finite epochs of `samples_per_epoch`
+        samples, default the number of cases; `len(loader)` batches per epoch).
+      oversample_foreground: fraction of each batch centred on foreground (nnU-Net's 0.33).
+      probabilistic_oversampling, need_to_pad, case_weights, annotated_key: nnU-Net's
+        sampler options (see loader/sampler.h).
+      foreground: "auto", "on" or "off": the per-case foreground indexes oversampling uses.
+      foreground_keys: class keys (each a list of labels) the sampler picks from.
+      seed: the sampling seed; a batch depends only on (seed, epoch, batch index, rank).
+      rank, world_size: this process's share; default from an initialised
+        `torch.distributed` process group, else 0 and 1.
+      num_threads: reader threads (0: every core).
+      ring_size: batches in flight plus those held by the consumer (the ring's slots).
+      memory_budget: bytes the ring, scratch and open files may use; more is refused.
+      pin_memory: None pins when CUDA is there, True requires pinning, False never pins.
+      device: "cpu", or "cuda[:n]" to copy each batch to the GPU on a side stream.
+      as_numpy: yield NumPy arrays (sharing the slot) instead of torch tensors.
+      io_mode: "mmap", or "pread" for network file systems.
+      error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
+      max_redraws, max_open_files, min_task_bytes: see loader/loader.h.
+
+    Raises:
+      FileNotFoundError: a dataset file is missing.
+      patchfeed.CorruptDataError: a file is not a readable `.b2nd` array.
+      ValueError: inconsistent arguments or arrays (shapes, dtypes across cases).
+      MemoryError: the configuration needs more than `memory_budget`.
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset | PathLike,
+        patch_size: Sequence[int],
+        batch_size: int = 2,
+        *,
+        arrays: Sequence[str] | None = None,
+        pad_values: Mapping[str, float] | None = None,
+        epoch_mode: str = "infinite",
+        samples_per_epoch: int = 0,
+        oversample_foreground: float = 0.33,
+        probabilistic_oversampling: bool = False,
+        need_to_pad: Sequence[int] | None = None,
+        case_weights: Sequence[float] | None = None,
+        annotated_key: int = -1,
+        foreground: str = "auto",
+        foreground_keys: Sequence[Sequence[int]] | None = None,
+        seed: int = 0,
+        rank: int | None = None,
+        world_size: int | None = None,
+        num_threads: int = 0,
+        ring_size: int = 3,
+        memory_budget: int = 4 << 30,
+        pin_memory: bool | None = None,
+        device: str = "cpu",
+        as_numpy: bool = False,
+        io_mode: str = "mmap",
+        error_policy: str = "fail",
+        max_redraws: int = 8,
+        max_open_files: int = 1024,
+        min_task_bytes: int = 256 << 10,
+    ) -> None:
+        if not isinstance(dataset, Dataset):
+            dataset = Dataset.from_nnunet_folder(dataset)
+        if epoch_mode not in _EPOCH_MODES:
+            raise ValueError(f"epoch_mode must be one of {_EPOCH_MODES}, not {epoch_mode!r}")
+        self._dataset = dataset
+        self._as_numpy = bool(as_numpy)
+        self._device, self._cuda = self._check_device(device, self._as_numpy)
+        rank, world_size = _distributed_defaults(rank, world_size)
+        names = list(arrays) if arrays is not None else dataset.array_names
+        pads = dict(pad_values or {})
+        unknown = set(pads) - set(names)
+        if unknown:
+            raise ValueError(f"pad_values for arrays that are not loaded: {sorted(unknown)}")
+        self._options: dict[str, Any] = {
+            "dataset": dataset._core,
+            "arrays": [(n, pads.get(n)) for n in names] if (arrays is not None or pads) else [],
+            "patch_size": list(patch_size),
+            "need_to_pad": list(need_to_pad) if need_to_pad is not None else [],
+            "batch_size": batch_size,
+            "oversample_foreground": oversample_foreground,
+            "probabilistic_oversampling": probabilistic_oversampling,
+            "seed": seed,
+            "rank": rank,
+            "world_size": world_size,
+            "epoch_mode": epoch_mode,
+            "samples_per_epoch": samples_per_epoch,
+            "case_weights": list(case_weights or []),
+            "annotated_key": annotated_key,
+            "foreground": foreground,
+            "foreground_keys": [list(k) for k in (foreground_keys or [])],
+            "num_threads": num_threads,
+            "num_slots": ring_size,
+            "max_open_files": max_open_files,
+            "io_mode": io_mode,
+            "pin_memory": _pin_mode(pin_memory),
+            "memory_budget": memory_budget,
+            "error_policy": error_policy,
+            "max_redraws": max_redraws,
+            "min_task_bytes": min_task_bytes,
+        }
+        self._core: _core.Loader | None = None
+        self._core = _core.Loader(**self._options)
+        self._last: BatchInfo | None = None
+        self._copies: list[tuple[Any, Any]] = []  # (CUDA event, host batch) while copying
+        self._stream = None
+        _live_loaders.add(self)
+
+    # ---- iteration ------------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Batches until the end of the epoch (forever with epoch_mode="infinite"). After a
+        finite epoch the loader is at batch 0 of the next one, so `for batch in loader` runs
+        one epoch per loop."""
+        while True:
+            batch = self.next_batch()
+            if batch is None:
+                return
+            yield batch
+
+    def next_batch(self) -> dict[str, Any] | None:
+        """The next batch, or None after the last batch of a finite epoch."""
+        core = self._loader()
+        if self._copies:
+            self._reap_copies()
+        raw = core.next()
+        if raw is None:
+            return None
+        names = raw.names
+        self._last = BatchInfo(
+            epoch=raw.epoch,
+            batch_index=raw.batch_index,
+            samples=tuple(Sample(c, tuple(b), f, k) for c, b, f, k in raw.samples),
+            pinned=raw.pinned,
+            data_ptrs={n: raw.data_ptr(i) for i, n in enumerate(names)},
+        )
+        if self._as_numpy:
+            out = {n: raw.numpy(i) for i, n in enumerate(names)}
+        else:
+            import torch
+
+            out = {n: torch.from_dlpack(raw.dlpack(i)) for i, n in enumerate(names)}
+        # From here on only the arrays hold the slot.
+        raw.release()
+        if self._cuda:
+            return self._to_cuda(out)
+        return out
+
+    @property
+    def last_batch(self) -> BatchInfo | None:
+        """Epoch, index, samples and slot addresses of the batch most recently returned."""
+        return self._last
+
+    # ---- position -------------------------------------------------------------------------
+
+    def set_epoch(self, epoch: int) -> None:
+        """Moves to batch 0 of `epoch` (batches read ahead for another position are dropped;
+        none are when the loader is there already, as after a finished epoch)."""
+        state = self._loader().state()
+        if state["epoch"] != epoch or state["next_batch"] != 0:
+            self._loader().seek(epoch, 0)
+
+    def state_dict(self) -> dict[str, int]:
+        """The loader's position: a loader of the same configuration given this state by
+        `load_state_dict` returns exactly the batches this one would return next."""
+        state = dict(self._loader().state())
+        state["version"] = _STATE_VERSION
+        return state
+
+    def load_state_dict(self, state: Mapping[str, int]) -> None:
+        """Continues from a `state_dict()`: its seed and position. Rank and world size stay
+        this loader's (a batch index is the same global batch on every rank)."""
+        missing = [k for k in _STATE_KEYS if k not in state]
+        if missing:
+            raise ValueError(f"not a patchfeed loader state: missing {missing}")
+        if state.get("version", _STATE_VERSION) != _STATE_VERSION:
+            raise ValueError(f"loader state version {state['version']} is not supported")
+        if int(state["seed"]) != self._options["seed"]:
+            # The seed is part of the configuration: rebuild, starting at the saved position.
+            self.close()
+            self._options["seed"] = int(state["seed"])
+            self._core = _core.Loader(
+                **self._options,
+                start_epoch=int(state["epoch"]),
+                start_batch=int(state["next_batch"]),
+            )
+            _live_loaders.add(self)
+        else:
+            self._loader().seek(int(state["epoch"]), int(state["next_batch"]))
+
+    def __len__(self) -> int:
+        """Batches per epoch for this rank (finite epoch modes only)."""
+        n = self._loader().batches_per_epoch
+        if n < 0:
+            raise TypeError('an epoch_mode="infinite" loader has no length')
+        return n
+
+    # ---- introspection --------------------------------------------------------------------
+
+    @property
+    def dataset(self) -> Dataset:
+        return self._dataset
+
+    @property
+    def rank(self) -> int:
+        return self._options["rank"]
+
+    @property
+    def world_size(self) -> int:
+        return self._options["world_size"]
+
+    @property
+    def batch_size(self) -> int:
+        """This rank's batch size."""
+        return self._loader().local_batch_size
+
+    @property
+    def num_threads(self) -> int:
+        return self._loader().num_threads
+
+    @property
+    def pinned(self) -> bool:
+        """Whether the ring is page-locked (`unpinned_reason` says why not)."""
+        return self._loader().pinned
+
+    @property
+    def unpinned_reason(self) -> str:
+        return self._loader().unpinned_reason
+
+    @property
+    def array_layout(self) -> dict[str, tuple[str, tuple[int, ...]]]:
+        """{name: (NumPy dtype string, shape)} of a batch's arrays."""
+        return {n: (dt, tuple(s)) for n, dt, s in self._loader().array_layout()}
+
+    def metrics(self) -> dict[str, int]:
+        """Counters since creation: batches, bytes read/decoded/delivered, wait times (ns),
+        slot states, files opened."""
+        return self._loader().metrics()
+
+    # ---- lifetime -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Stops the reader threads. Batches already returned stay valid. Idempotent."""
+        core, self._core = self._core, None
+        if core is not None:
+            core.close()
+        self._copies.clear()
+        _live_loaders.discard(self)
+
+    @property
+    def closed(self) -> bool:
+        return self._core is None
+
+    def __enter__(self) -> Loader:  # noqa: PYI034 (no typing_extensions dependency)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        core = getattr(self, "_core", None)
+        if core is not None:
+            core.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"{self.num_threads} threads"
+        return (
+            f"Loader({len(self._dataset)} cases, patch {tuple(self._options['patch_size'])}, "
+            f"batch {self._options['batch_size']}, {state})"
+        )
+
+    # ---- internals ------------------------------------------------------------------------
+
+    def _loader(self) -> _core.Loader:
+        if self._core is None:
+            raise ValueError("the loader is closed")
+        return self._core
+
+    @staticmethod
+    def _check_device(device: Any, as_numpy: bool) -> tuple[Any, bool]:
+        name = str(device)
+        if name == "cpu":
+            return "cpu", False
+        if not name.startswith("cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda[:index]', not {name!r}")
+        if as_numpy:
+            raise ValueError("as_numpy=True yields host arrays; it cannot go with device='cuda'")
+        import torch
+
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                f"device={name!r} needs CUDA, but torch.cuda.is_available() is False "
+                f"(torch {torch.__version__}); use device='cpu'"
+            )
+        return torch.device(name), True
+
+    def _to_cuda(self, host: dict[str, Any]) -> dict[str, Any]:
+        # The copies run on a side stream so they overlap the compute stream; the compute
+        # stream waits for them before using the tensors, and the host tensors (the ring
+        # slot) stay referenced until the copy has finished.
+        import torch
+
+        if self._stream is None:
+            self._stream = torch.cuda.Stream(device=self._device)
+        compute = torch.cuda.current_stream(self._device)
+        with torch.cuda.stream(self._stream):
+            out = {n: t.to(self._device, non_blocking=True) for n, t in host.items()}
+            done = torch.cuda.Event()
+            done.record(self._stream)
+        compute.wait_event(done)
+        for t in out.values():
+            t.record_stream(compute)
+        self._copies.append((done, host))
+        return out
+
+    def _reap_copies(self) -> None:
+        # Host batches whose copy finished go back to the ring; if the copies still running
+        # hold all but one slot, wait for the oldest so the loader can produce into it.
+        self._copies = [(e, h) for e, h in self._copies if not e.query()]
+        while self._copies and len(self._copies) >= self._options["num_slots"] - 1:
+            self._copies.pop(0)[0].synchronize()

@@ -1,0 +1,67 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// The `patchfeed` command: dispatches to one subcommand; errors go to stderr, exit code 1
+// (2 for usage errors).
+
+#include "cli/run_cli.h"
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cli/commands.h"
+
+namespace patchfeed::cli {
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: patchfeed <command> [args]\n"
+    "commands:\n"
+    "  demo [--dir D] [--cases N] [--steps S] [--threads T] [--batch B] [--patch Z,Y,X]\n"
+    "                                  write a small nnU-Net-like dataset, run the loader\n"
+    "  demo --codec [--mb N]           encode and decode generated data, print throughput\n"
+    "  compress IN OUT [options]       encode a raw file as one Blosc chunk\n"
+    "      --typesize N --codec blosclz|lz4|lz4hc|zlib|zstd --clevel 0-9\n"
+    "      --filter none|shuffle|bitshuffle|delta|trunc_prec|bytedelta[,...]\n"
+    "      [--split auto|always|never] [--blocksize B] [--blosc1] [--dict]\n"
+    "  decompress IN OUT               decode one Blosc1 or Blosc2 chunk to raw bytes\n"
+    "  info FILE                       a .b2nd frame's metadata as JSON\n"
+    "  read FILE [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
+    "                                  write a box of the array (C order), padded outside\n";
+
+}  // namespace
+
+int RunCli(const std::vector<std::string>& args) {
+  if (args.empty()) {
+    std::fputs(kUsage.data(), stderr);
+    return 2;
+  }
+  const std::string& command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  Status status;
+  if (command == "compress") {
+    status = RunCompress(rest);
+  } else if (command == "decompress") {
+    status = RunDecompress(rest);
+  } else if (command == "info") {
+    status = RunInfo(rest);
+  } else if (command == "read") {
+    status = RunRead(rest);
+  } else if (command == "demo") {
+    status = RunDemo(rest);
+  } else if (command == "-h" || command == "--help" || command == "help") {
+    std::fputs(kUsage.data(), stdout);
+    return 0;
+  } else {
+    std::fprintf(stderr, "patchfeed: unknown command '%s'\n%s", command.c_str(), kUsage.data());
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "patchfeed %s: %s\n", command.c_str(), status.ToString().c_str());
+    return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace patchfeed::cli

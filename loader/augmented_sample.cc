@@ -1,0 +1,181 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// LoaderCore's augmented samples: the read fused with nnU-Net's augmentation. The sampler draws
+// nnU-Net's enlarged crop, but only the window of it that the spatial transform samples is
+// read: when no rotation or scaling is drawn (64 % of nnU-Net's samples) that window is the
+// patch itself, read straight into the batch slot; otherwise it is read into per-worker staging
+// and resampled into the slot. The rest of the pipeline then runs in place on the slot.
+// One task per sample: its work (a read of ~10 MB and a resampling) is large enough to
+// balance across the arena, and its steps depend on each other.
+
+#include <string>
+#include <utility>
+
+#include "loader/batch_round.h"
+#include "loader/loader_core.h"
+
+namespace patchfeed::loader::internal_loader {
+namespace {
+
+using augment::SampleView;
+
+// Sample `sample` of a slot array (B, C, *patch) as a SampleView.
+template <typename T>
+SampleView<T> SlotSample(const ArrayView& view, int64_t sample) {
+  SampleView<T> v;
+  const auto item = static_cast<int64_t>(sizeof(T));
+  v.data = reinterpret_cast<T*>(view.data + sample * view.byte_strides[0]);
+  v.spatial_dims = static_cast<int>(view.shape.size()) - 2;
+  v.channels = view.shape[1];
+  v.channel_stride = view.byte_strides[1] / item;
+  v.shape = {1, 1, 1};
+  v.strides = {0, 0, 0};
+  for (int d = 0; d < v.spatial_dims; ++d) {
+    v.shape[static_cast<size_t>(d)] = view.shape[static_cast<size_t>(d) + 2];
+    v.strides[static_cast<size_t>(d)] = view.byte_strides[static_cast<size_t>(d) + 2] / item;
+  }
+  return v;
+}
+
+// A C-contiguous (channels, *window) view over staging memory.
+template <typename T>
+SampleView<const T> StagingView(const T* data, int64_t channels, const augment::CropWindow& w,
+                                int dims) {
+  return SampleView<const T>::Contiguous(data, channels,
+                                         std::span<const int64_t>(w.shape.data(), dims));
+}
+
+}  // namespace
+
+StreamId LoaderCore::AugmentStream(const Round& round, int64_t sample) const {
+  // Keyed by the sample's position in the global batch, so a rank's samples augment the same
+  // however the batch is split over ranks.
+  return StreamId{.seed = parts_.config.sampler.seed,
+                  .epoch = round.epoch,
+                  .batch = round.batch,
+                  .rank = 0,
+                  .position = static_cast<uint32_t>(parts_.sampler->rank_offset() + sample)};
+}
+
+void LoaderCore::PlanAugmentedSample(int slot_index, int64_t sample, Round& round) {
+  const SampleSpec& spec =
+      slots_[static_cast<size_t>(slot_index)].specs[static_cast<size_t>(sample)];
+  const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
+  const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
+  augment::NnUNetAugmentParams& params = round.augment_params[static_cast<size_t>(sample)];
+  params = augment::DrawNnUNetAugmentParams(pipeline, AugmentStream(round, sample),
+                                            parts_.outputs[0].channels);
+  const augment::CropWindow window = augment::NnUNetSpatialWindow(params, pipeline, crop);
+  // Without rotation or scaling the window is the patch: read it straight into the slot.
+  const bool direct = !params.spatial.transforms();
+  round.augmented.push_back(round.jobs.size());
+  for (size_t o = 0; o < parts_.outputs.size(); ++o) {
+    const OutputArray& out = parts_.outputs[o];
+    ReadJob job;
+    job.sample = sample;
+    job.output = o;
+    job.case_index = spec.case_index;
+    job.box.start.push_back(0);
+    job.box.stop.push_back(out.channels);
+    for (size_t d = 0; d < crop.size(); ++d) {
+      job.box.start.push_back(spec.box_start[d] + window.origin[d]);
+      job.box.stop.push_back(spec.box_start[d] + window.origin[d] + window.shape[d]);
+    }
+    if (direct) {
+      const ArrayView& view = parts_.ring.views(slot_index)[o];
+      job.base = view.data + sample * view.byte_strides[0];
+      job.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
+    } else {
+      // Staging is C-contiguous (channels, *window); its address is the worker's.
+      job.strides.resize(crop.size() + 1);
+      int64_t stride = out.itemsize;
+      for (size_t d = crop.size(); d-- > 0;) {
+        job.strides[d + 1] = stride;
+        stride *= window.shape[d];
+      }
+      job.strides[0] = stride;
+    }
+    round.jobs.push_back(std::move(job));
+  }
+}
+
+void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
+  if (round.Cancelled()) {
+    return;
+  }
+  const ReadJob& image_job = round.jobs[first_job];
+  const int64_t sample = image_job.sample;
+  const augment::NnUNetAugmentParams& params = round.augment_params[static_cast<size_t>(sample)];
+  const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
+  const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
+  const int dims = static_cast<int>(crop.size());
+  const bool direct = !params.spatial.transforms();
+  const bool has_seg = parts_.outputs.size() > 1;
+  AugmentStaging& staging = augment_scratch_.local();
+  codec::BoxReadScratch& scratch = scratch_.local();
+  const int64_t read_before = scratch.decoder.compressed_bytes_read();
+  const int64_t decoded_before = scratch.decoder.bytes_decoded();
+
+  for (size_t o = 0; o < parts_.outputs.size(); ++o) {
+    const ReadJob& job = round.jobs[first_job + o];
+    const OutputArray& out = parts_.outputs[o];
+    std::vector<int64_t> extents(job.box.start.size());
+    int64_t items = 1;
+    for (size_t d = 0; d < extents.size(); ++d) {
+      extents[d] = job.box.stop[d] - job.box.start[d];
+      items *= extents[d];
+    }
+    std::byte* base = job.base;
+    if (!direct) {
+      if (o == 0) {
+        staging.image.resize(static_cast<size_t>(items));
+        base = reinterpret_cast<std::byte*>(staging.image.data());
+      } else {
+        staging.seg.resize(static_cast<size_t>(items));
+        base = reinterpret_cast<std::byte*>(staging.seg.data());
+      }
+    }
+    auto reader = parts_.files->Get(job.case_index, out.dataset_array);
+    Status st = reader.ok() ? (*reader)->ReadBox(job.box, codec::NdView{base, extents, job.strides},
+                                                 out.pad_item, scratch)
+                            : reader.status();
+    if (!st.ok()) {
+      RecordError(round, job, nullptr, st);
+      return;
+    }
+  }
+  MetricsCounters::Add(counters_.bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
+  MetricsCounters::Add(counters_.bytes_read, scratch.decoder.compressed_bytes_read() - read_before);
+
+  const int slot = round.slot;
+  const SampleView<float> image = SlotSample<float>(parts_.ring.views(slot)[0], sample);
+  SampleView<int16_t> seg;
+  seg.channels = 0;
+  seg.spatial_dims = dims;
+  if (has_seg) {
+    seg = SlotSample<int16_t>(parts_.ring.views(slot)[1], sample);
+  }
+  Status st;
+  if (!direct) {
+    // Where the window lies in the crop, for the resampler's crop-relative positions.
+    const augment::CropWindow planned = augment::NnUNetSpatialWindow(params, pipeline, crop);
+    SampleView<const int16_t> seg_window;
+    seg_window.channels = 0;
+    seg_window.spatial_dims = dims;
+    if (has_seg) {
+      seg_window = StagingView(staging.seg.data(), parts_.outputs[1].channels, planned, dims);
+    }
+    st = augment::ApplyNnUNetSpatialWindow(
+        params, pipeline, crop, planned,
+        StagingView(staging.image.data(), parts_.outputs[0].channels, planned, dims), seg_window,
+        image, seg, staging.pipeline);
+  }
+  if (st.ok()) {
+    st = augment::ApplyNnUNetAfterSpatial(params, pipeline, AugmentStream(round, sample), image,
+                                          seg, staging.pipeline);
+  }
+  if (!st.ok()) {
+    RecordError(round, image_job, nullptr, st.WithContext("augmentation"));
+  }
+}
+
+}  // namespace patchfeed::loader::internal_loader
