@@ -10,7 +10,8 @@ GEN := $(if $(shell command -v ninja),-G Ninja,)
   bench-python clean
 
 help:
-	@echo "make demo       build, install 'patchfeed' to $(PREFIX)/bin, run 'patchfeed demo'"
+	@echo "make demo       pip install . (builds the C++ core), run 'python -m patchfeed demo'"
+	@echo "make install    build the C++ binary and install 'patchfeed' to $(PREFIX)/bin"
 	@echo "make test       build with tests and Python bindings, run ctest and pytest, then pip-test"
 	@echo "make pip-install pip-install the package (pyproject.toml) into $(PIP_VENV), reusing build/test"
 	@echo "make pip-test   pip-install, then run the CLI and the package tests against the wheel"
@@ -25,13 +26,17 @@ deps:
 test-deps:
 	tools/install_deps.sh --with-tests
 
+# The C++ binary and libraries only (no Python), for C++ users.
 install: deps
 	$(CMAKE) -S . -B build/release $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF
 	$(CMAKE) --build build/release -j $(JOBS)
 	$(CMAKE) --install build/release --prefix $(PREFIX)
 
-demo: install
-	PATH="$(PREFIX)/bin:$$PATH" patchfeed demo
+# The README's first command: the pip path (pyproject.toml, scikit-build-core, the project's
+# CMake in build/wheel), then the package's CLI runs the demo.
+demo: deps
+	python3 -m pip install -q --no-build-isolation .
+	cd /tmp && python3 -m patchfeed demo
 
 test: test-deps
 	$(CMAKE) -S . -B build/test $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=ON \

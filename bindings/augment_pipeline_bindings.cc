@@ -14,6 +14,7 @@
 
 #include "augment/intensity/deep_supervision.h"
 #include "augment/nnunet_pipeline.h"
+#include "bindings/augment_options.h"
 #include "bindings/status_to_exception.h"
 #include "common/random.h"
 
@@ -35,19 +36,10 @@ SampleView<const T> InputView(const py::array_t<T, kFlags>& a, const char* name)
 
 class NnUNetAugmenter {
  public:
-  NnUNetAugmenter(std::vector<int64_t> patch_size, double max_angle, bool dummy_2d, uint64_t seed,
-                  bool force_spatial,
+  NnUNetAugmenter(const py::dict& augmentation, uint64_t seed,
                   std::optional<std::vector<std::vector<double>>> deep_supervision_scales)
-      : config_(augment::NnUNetAugmentConfig::Default(patch_size, max_angle, dummy_2d)),
-        patch_(std::move(patch_size)),
-        seed_(seed) {
-    if (patch_.size() != 2 && patch_.size() != 3) {
-      throw py::value_error("patch_size must have 2 or 3 entries");
-    }
-    if (force_spatial) {
-      config_.spatial.p_rotation = 1;
-      config_.spatial.p_scaling = 1;
-    }
+      : config_(AugmentOptionsFromDict(augmentation).pipeline), seed_(seed) {
+    patch_.assign(config_.patch_size.begin(), config_.patch_size.begin() + config_.spatial_dims);
     for (const auto& s : deep_supervision_scales.value_or(std::vector<std::vector<double>>{})) {
       if (s.size() != patch_.size()) {
         throw py::value_error("each deep-supervision scale needs one factor per patch axis");
@@ -64,7 +56,7 @@ class NnUNetAugmenter {
   // (Cs, *patch) or, with deep-supervision scales, a list of one array per scale}.
   py::dict Call(const py::array_t<float, py::array::c_style | py::array::forcecast>& image,
                 const py::array_t<int16_t, py::array::c_style | py::array::forcecast>& seg,
-                int64_t index) {
+                int64_t index, int64_t epoch, int64_t batch) {
     const SampleView<const float> image_in = InputView(image, "image");
     const SampleView<const int16_t> seg_in = InputView(seg, "seg");
     std::vector<py::ssize_t> image_shape = {image.shape(0)}, seg_shape = {seg.shape(0)};
@@ -92,7 +84,8 @@ class NnUNetAugmenter {
     Status st;
     {
       py::gil_scoped_release release;
-      const StreamId id{.seed = seed_, .position = static_cast<uint32_t>(index)};
+      const StreamId id{
+          .seed = seed_, .epoch = epoch, .batch = batch, .position = static_cast<uint32_t>(index)};
       const augment::NnUNetAugmentParams params =
           augment::DrawNnUNetAugmentParams(config_, id, image_in.channels);
       st = augment::ApplyNnUNetAugment(params, config_, id, image_in, seg_in, image_view, seg_view,
@@ -130,12 +123,13 @@ void RegisterAugmentPipeline(py::module_& m) {
   py::class_<NnUNetAugmenter>(m, "NnUNetAugmenter",
                               "nnU-Net's default training augmentation for one sample at a time "
                               "(not thread-safe: one per thread).")
-      .def(py::init<std::vector<int64_t>, double, bool, uint64_t, bool,
-                    std::optional<std::vector<std::vector<double>>>>(),
-           py::arg("patch_size"), py::arg("max_angle"), py::arg("dummy_2d") = false,
-           py::arg("seed") = 0, py::arg("force_spatial") = false,
+      .def(py::init<const py::dict&, uint64_t, std::optional<std::vector<std::vector<double>>>>(),
+           py::arg("augmentation"), py::arg("seed") = 0,
            py::arg("deep_supervision_scales") = std::nullopt)
-      .def("__call__", &NnUNetAugmenter::Call, py::arg("image"), py::arg("seg"), py::arg("index"));
+      .def("__call__", &NnUNetAugmenter::Call, py::arg("image"), py::arg("seg"), py::arg("index"),
+           py::arg("epoch") = 0, py::arg("batch") = 0,
+           "Augments one sample; the draws depend only on (seed, epoch, batch, index), so the "
+           "loader's sample `index` of batch `batch` in `epoch` gets the same ones.");
 }
 
 }  // namespace patchfeed::internal_python

@@ -25,6 +25,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bindings/augment_options.h"
 #include "bindings/dlpack_export.h"
 #include "bindings/gil_release.h"
 #include "bindings/status_to_exception.h"
@@ -470,6 +471,12 @@ LoaderConfig MakeConfig(const py::kwargs& kw) {
       c.max_redraws = py::cast<int>(value);
     } else if (key == "min_task_bytes") {
       c.min_task_bytes = py::cast<int64_t>(value);
+    } else if (key == "augmentation") {
+      if (!value.is_none()) {
+        c.augment = AugmentOptionsFromDict(py::cast<py::dict>(value));
+      }
+    } else if (key == "consumer_produces") {
+      c.consumer_produces = py::cast<bool>(value);
     } else if (key == "start_epoch") {
       c.start_epoch = py::cast<int64_t>(value);
     } else if (key == "start_batch") {

@@ -27,6 +27,17 @@ if (( ${#missing[@]} )); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# Building the Python package (make demo: pip install --no-build-isolation .).
+build_py=(numpy:numpy pybind11:pybind11 scikit_build_core:scikit-build-core)
+need=()
+for entry in "${build_py[@]}"; do
+  python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")
+done
+if (( ${#need[@]} )); then
+  echo "install_deps: pip install ${need[*]}"
+  python3 -m pip install -q "${need[@]}"
+fi
+
 if (( with_tests )); then
   # module:requirement. torch is pinned to the CPU build this machine keeps on disk (a plain
   # "torch" would download a CUDA build); batchgeneratorsv2 to the version nnU-Net 2.8 uses,

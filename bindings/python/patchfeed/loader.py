@@ -175,6 +175,16 @@ class Loader:
       io_mode: "mmap", or "pread" for network file systems.
       error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
       max_redraws, max_open_files, min_task_bytes: see loader/loader.h.
+      augmentation: nnU-Net's training augmentation, run on every sample right after its read
+        (docs/augment.md). A dict with "patch_size" (the patch after augmentation; then
+        `patch_size` above is the larger crop the sampler draws, nnU-Net's initial patch
+        size), optional "max_angle" (radians, default pi/6), "dummy_2d", "image_array"
+        ("image"), "seg_array" ("seg", or None), the probabilities "p_rotation",
+        "p_scaling", "p_noise", "p_blur", "p_brightness", "p_contrast",
+        "p_low_resolution", "p_gamma_inverted", "p_gamma", and "mirror_axes",
+        "mask_channels", "remove_label". Unnamed settings are nnU-Net's defaults.
+      consumer_produces: whether a waiting `next` reads the batch itself when no worker has
+        started it (lower latency); False keeps the calling thread free.
 
     Raises:
       FileNotFoundError: a dataset file is missing.
@@ -214,6 +224,8 @@ class Loader:
         max_redraws: int = 8,
         max_open_files: int = 1024,
         min_task_bytes: int = 256 << 10,
+        augmentation: Mapping[str, Any] | None = None,
+        consumer_produces: bool = True,
     ) -> None:
         if not isinstance(dataset, Dataset):
             dataset = Dataset.from_nnunet_folder(dataset)
@@ -254,6 +266,8 @@ class Loader:
             "error_policy": error_policy,
             "max_redraws": max_redraws,
             "min_task_bytes": min_task_bytes,
+            "augmentation": dict(augmentation) if augmentation is not None else None,
+            "consumer_produces": consumer_produces,
         }
         self._core: _core.Loader | None = None
         self._core = _core.Loader(**self._options)
