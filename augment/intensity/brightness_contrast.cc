@@ -35,11 +35,9 @@ Status CheckMask(const ChannelMask& mask, const SampleView<float>& image, const 
 BrightnessParams DrawBrightnessParams(CounterRng& rng, const BrightnessConfig& config,
                                       int64_t channels, int /*spatial_dims*/) {
   BrightnessParams p;
-  p.channels.channels = channels;
-  p.apply = DrawGate(rng, config.p_apply);
-  if (!p.apply)
+  if (!DrawGateAndChannels(rng, config.p_apply, config.p_per_channel, channels, &p.apply,
+                           &p.channels))
     return p;
-  p.channels = DrawChannelMask(rng, channels, config.p_per_channel);
   DrawFactors(rng, config.multiplier, config.bg_contrast, config.synchronize_channels, p.channels,
               p.multiplier);
   return p;

@@ -215,11 +215,9 @@ bool HasAvx2() {
 GammaParams DrawGammaParams(CounterRng& rng, const GammaConfig& config, int64_t channels,
                             int /*spatial_dims*/) {
   GammaParams p;
-  p.channels.channels = channels;
-  p.apply = DrawGate(rng, config.p_apply);
-  if (!p.apply)
+  if (!DrawGateAndChannels(rng, config.p_apply, config.p_per_channel, channels, &p.apply,
+                           &p.channels))
     return p;
-  p.channels = DrawChannelMask(rng, channels, config.p_per_channel);
   const int64_t n = std::min<int64_t>(channels, kMaxChannels);
   // bg2 order: retain mask, then invert mask (each over the selected channels), then gammas.
   for (int64_t c = 0; c < n; ++c) {

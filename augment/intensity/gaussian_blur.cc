@@ -184,11 +184,9 @@ namespace patchfeed::augment {
 GaussianBlurParams DrawGaussianBlurParams(CounterRng& rng, const GaussianBlurConfig& config,
                                           int64_t channels, int spatial_dims) {
   GaussianBlurParams p;
-  p.channels.channels = channels;
-  p.apply = DrawGate(rng, config.p_apply);
-  if (!p.apply)
+  if (!DrawGateAndChannels(rng, config.p_apply, config.p_per_channel, channels, &p.apply,
+                           &p.channels))
     return p;
-  p.channels = DrawChannelMask(rng, channels, config.p_per_channel);
   const int64_t n = std::min<int64_t>(channels, kMaxChannels);
   double shared[kMaxSpatialDims] = {};
   // bg2 draws channel-synchronised sigmas once per axis (or once, if axes are synchronised too).

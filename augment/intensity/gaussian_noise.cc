@@ -18,11 +18,9 @@ Status CheckParams(const GaussianNoiseParams& params, const SampleView<float>& i
 GaussianNoiseParams DrawGaussianNoiseParams(CounterRng& rng, const GaussianNoiseConfig& config,
                                             int64_t channels, int /*spatial_dims*/) {
   GaussianNoiseParams p;
-  p.channels.channels = channels;
-  p.apply = DrawGate(rng, config.p_apply);
-  if (!p.apply)
+  if (!DrawGateAndChannels(rng, config.p_apply, config.p_per_channel, channels, &p.apply,
+                           &p.channels))
     return p;
-  p.channels = DrawChannelMask(rng, channels, config.p_per_channel);
   const int64_t n = std::min<int64_t>(channels, kMaxChannels);
   if (config.synchronize_channels) {
     const double s = p.channels.count() > 0 ? SampleUniform(rng, config.sigma) : 0.0;

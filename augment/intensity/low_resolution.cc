@@ -10,11 +10,9 @@ namespace patchfeed::augment {
 LowResolutionParams DrawLowResolutionParams(CounterRng& rng, const LowResolutionConfig& config,
                                             int64_t channels, int spatial_dims) {
   LowResolutionParams p;
-  p.channels.channels = channels;
-  p.apply = DrawGate(rng, config.p_apply);
-  if (!p.apply)
+  if (!DrawGateAndChannels(rng, config.p_apply, config.p_per_channel, channels, &p.apply,
+                           &p.channels))
     return p;
-  p.channels = DrawChannelMask(rng, channels, config.p_per_channel);
   const int64_t n = std::min<int64_t>(channels, kMaxChannels);
   // bg2 draws all axes even when some are ignored, then overwrites those with 1.
   auto draw_axes = [&](float* z) {

@@ -33,6 +33,15 @@ ChannelMask DrawChannelMask(CounterRng& rng, int64_t channels, double p) {
   return mask;
 }
 
+bool DrawGateAndChannels(CounterRng& rng, double p_apply, double p_per_channel, int64_t channels,
+                         bool* apply, ChannelMask* mask) {
+  mask->channels = channels;
+  *apply = DrawGate(rng, p_apply);
+  if (*apply)
+    *mask = DrawChannelMask(rng, channels, p_per_channel);
+  return *apply;
+}
+
 namespace {
 
 // The noise field is the hot path (2M normals per 128^3 channel), so it does not go through

@@ -48,6 +48,11 @@ double SampleBGContrast(CounterRng& rng, const ScalarRange& range);
 /// the Apply functions report a sample with more channels as invalid.
 ChannelMask DrawChannelMask(CounterRng& rng, int64_t channels, double p);
 
+/// The draws every per-channel RandomTransform starts with: the gate (`*apply`), then, if it
+/// fires, the channel mask. Returns *apply; without it `mask` only records the channel count.
+bool DrawGateAndChannels(CounterRng& rng, double p_apply, double p_per_channel, int64_t channels,
+                         bool* apply, ChannelMask* mask);
+
 /// Standard normals in chunks of kChunk, from a key and nonce taken from a CounterRng once:
 /// the noise transform pulls one chunk at a time so the field never leaves L1 cache.
 class NormalStream {

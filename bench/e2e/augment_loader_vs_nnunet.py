@@ -28,11 +28,11 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from loader_vs_dataloader import TreeMonitor, _cpu_seconds, _tree
+# The same process-tree metering (CPU and RSS of the process and its children) and BATCH.
+from loader_vs_dataloader import timed
 
 PATCH = (128, 128, 128)
 SHAPE = (1, 224, 224, 224)
@@ -73,22 +73,6 @@ def write_dataset(folder, cases):
 def consume(image, seg):
     import numpy as np
     return float(np.asarray(image).max()) + float(np.asarray(seg).max())
-
-
-def timed(step, steps, warmup):
-    mon = TreeMonitor()
-    for _ in range(warmup):
-        step()
-    pids = _tree(os.getpid())
-    c0, t0 = _cpu_seconds(pids), time.perf_counter()
-    for _ in range(steps):
-        step()
-    wall = time.perf_counter() - t0
-    cpu = _cpu_seconds(_tree(os.getpid())) - c0
-    mon.stop()
-    samples = steps * BATCH
-    return {"samples_per_s": samples / wall, "cpu_s_per_sample": cpu / samples,
-            "peak_rss_mb": mon.peak_rss, "wall_s": wall, "cpu_s": cpu}
 
 
 def side_patchfeed(folder, threads, steps, warmup):
