@@ -1,6 +1,7 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // Mirroring: a flip is a view with a negated stride, so out-of-place mirroring is one strided
-// copy; in place, each flipped axis swaps mirrored pairs of hyperplanes.
+// copy; in place, one pass swaps each row with its mirrored partner row (reversed when the
+// last axis flips).
 
 #include "augment/spatial/mirror.h"
 
@@ -44,23 +45,47 @@ MirrorParams DrawMirrorParams(CounterRng& rng, int spatial_dims) {
 template <typename T>
 Status ApplyMirror(const MirrorParams& params, SampleView<T> data) {
   PATCHFEED_RETURN_IF_ERROR(CheckDims(data));
-  const auto& shape = data.shape;
-  for (int axis = 0; axis < data.spatial_dims; ++axis) {
-    if (!params.flip[axis] || shape[axis] < 2) {
-      continue;
-    }
-    // Swap element (.., k, ..) with (.., n-1-k, ..) for k < n/2 on this axis.
-    std::array<int64_t, 3> extent = shape;
-    extent[axis] = shape[axis] / 2;
-    const int64_t far = (shape[axis] - 1) * data.strides[axis];
-    for (int64_t c = 0; c < data.channels; ++c) {
-      for (int64_t a = 0; a < extent[0]; ++a) {
-        for (int64_t b = 0; b < extent[1]; ++b) {
-          for (int64_t e = 0; e < extent[2]; ++e) {
-            T& lo = data.at(c, a, b, e);
-            const std::array<int64_t, 3> idx{a, b, e};
-            T& hi = *(&lo + far - 2 * idx[axis] * data.strides[axis]);
-            std::swap(lo, hi);
+  // One pass for all flips: the combined flip maps row (a, b) to row (a', b'), reversed when
+  // the last axis flips. Each pair of distinct rows is swapped once (from the lower one), a row
+  // that maps to itself is reversed in place. 2D views have the rows on axis 0.
+  const int last = data.spatial_dims - 1;
+  const int64_t n0 = data.spatial_dims == 3 ? data.shape[0] : 1;
+  const int64_t n1 = data.shape[last - 1];
+  const int64_t n = data.shape[last];
+  const int64_t s0 = data.spatial_dims == 3 ? data.strides[0] : 0;
+  const int64_t s1 = data.strides[last - 1];
+  const int64_t s = data.strides[last];
+  const bool f0 = data.spatial_dims == 3 && params.flip[0];
+  const bool f1 = params.flip[static_cast<size_t>(last - 1)];
+  const bool f2 = params.flip[static_cast<size_t>(last)];
+  if (!f0 && !f1 && !f2) {
+    return Status::Ok();
+  }
+  for (int64_t c = 0; c < data.channels; ++c) {
+    T* base = data.data + c * data.channel_stride;
+    for (int64_t a = 0; a < n0; ++a) {
+      const int64_t a2 = f0 ? n0 - 1 - a : a;
+      for (int64_t b = 0; b < n1; ++b) {
+        const int64_t b2 = f1 ? n1 - 1 - b : b;
+        const int64_t r = a * n1 + b, r2 = a2 * n1 + b2;
+        if (r2 < r) {
+          continue;  // swapped from its partner already
+        }
+        T* x = base + a * s0 + b * s1;
+        T* y = base + a2 * s0 + b2 * s1;
+        if (r2 == r) {
+          if (f2) {
+            for (int64_t e = 0, g = n - 1; e < g; ++e, --g) {
+              std::swap(x[e * s], x[g * s]);
+            }
+          }
+        } else if (f2) {
+          for (int64_t e = 0; e < n; ++e) {
+            std::swap(x[e * s], y[(n - 1 - e) * s]);
+          }
+        } else {
+          for (int64_t e = 0; e < n; ++e) {
+            std::swap(x[e * s], y[e * s]);
           }
         }
       }
