@@ -2,14 +2,19 @@
 // libFuzzer target: any byte string, opened as a contiguous Blosc2 frame holding a `.b2nd`
 // array, then read through a few small boxes (across the lower border, across the upper
 // border, entirely outside), must give an error or a result, never a crash, leak or
-// out-of-bounds access (ASan/UBSan). Arrays whose chunks or boxes would need more than 16 MB
-// are skipped so that the fuzzer measures parsing, not allocation.
-// Seed corpus: tests/fuzz/make_frame_corpus.py DIR writes small frames from python-blosc2 and
-// patchfeed.
+// out-of-bounds access (ASan/UBSan). Each input is read twice: from memory (as a mapped file)
+// and through positional reads only (as with IoMode::kPread, where a box fetches just the
+// chunk header, block offsets and the touched blocks' streams). Arrays whose chunks or boxes would
+// need more than 16 MB are skipped so that the fuzzer measures parsing, not allocation. Seed
+// corpus: tests/fuzz/make_frame_corpus.py DIR writes small frames from python-blosc2 and patchfeed.
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "codec/byte_source.h"
@@ -40,15 +45,43 @@ void ReadIfSmall(const NdArrayReader& array, const Box& box,
       box, patchfeed::codec::NdView::Contiguous(out.data(), shape, array.itemsize()), pad, scratch);
 }
 
+// A file that can only be read with ReadAt, like a file opened with IoMode::kPread.
+class UnmappedSource : public patchfeed::codec::ByteSource {
+ public:
+  explicit UnmappedSource(std::shared_ptr<patchfeed::codec::ByteSource> inner)
+      : inner_(std::move(inner)) {}
+  const std::string& name() const override { return inner_->name(); }
+  uint64_t size() const override { return inner_->size(); }
+  const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
+  patchfeed::Status ReadAt(uint64_t offset, std::span<std::byte> out) const override {
+    return inner_->ReadAt(offset, out);
+  }
+
+ private:
+  std::shared_ptr<patchfeed::codec::ByteSource> inner_;
+};
+
+void ReadFrame(std::shared_ptr<patchfeed::codec::ByteSource> source);
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace patchfeed::codec;
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
                                reinterpret_cast<const std::byte*>(data) + size);
-  auto frame = FrameReader::FromSource(MemorySource(std::move(bytes), "fuzz.b2nd"));
+  auto memory = MemorySource(std::move(bytes), "fuzz.b2nd");
+  ReadFrame(memory);
+  ReadFrame(std::make_shared<UnmappedSource>(memory));
+  return 0;
+}
+
+namespace {
+
+void ReadFrame(std::shared_ptr<patchfeed::codec::ByteSource> source) {
+  using namespace patchfeed::codec;
+  auto frame = FrameReader::FromSource(std::move(source));
   if (!frame.ok())
-    return 0;
+    return;
   {
     // Raw chunk access, as `patchfeed info`-like tools do.
     std::vector<std::byte> scratch;
@@ -59,10 +92,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto array = NdArrayReader::FromFrame(std::move(*frame));
   if (!array.ok())
-    return 0;
+    return;
   const NdGeometry& g = array->geometry();
   if (g.chunk_nitems * g.itemsize > kMaxBytes)
-    return 0;
+    return;
   BoxReadScratch scratch;
   const int n = g.ndim;
   // Up to 3 items inside each edge plus 1 outside; dimensions beyond the first few get
@@ -82,5 +115,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReadIfSmall(*array, low, scratch);
   ReadIfSmall(*array, high, scratch);
   ReadIfSmall(*array, outside, scratch);
-  return 0;
 }
+
+}  // namespace
