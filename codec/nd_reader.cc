@@ -95,6 +95,7 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
 
 Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi,
                                     const Box& box, const NdView& dst,
+                                    std::span<const std::byte> pad_item, const BlockFilter& filter,
                                     BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
@@ -114,10 +115,25 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       khi[i] = (hi[d] - 1 - corigin[i]) / g.blockshape[i] + 1;
     }
   }
+  const int64_t* dst_origin = box.start.data();
+  // Whether the caller's filter wants block k of this chunk.
+  const auto block_wanted = [&](const Index& k) {
+    if (filter.wants == nullptr)
+      return true;
+    Index blo{}, bhi{};
+    for (int d = 0; d < n; ++d) {
+      const auto i = static_cast<size_t>(d);
+      blo[i] = corigin[i] + k[i] * g.blockshape[i];
+      bhi[i] = blo[i] + g.blockshape[i];
+    }
+    return filter.wants(filter.context, blo.data(), bhi.data());
+  };
   // With pread, only those blocks' bytes are read from the file.
   std::vector<int32_t>& wanted = scratch.wanted_blocks;
   wanted.clear();
   (void)ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
+    if (!block_wanted(k))
+      return Status::Ok();
     int64_t b = 0;
     for (int d = 0; d < n; ++d) {
       b = b * g.blocks_per_chunk[static_cast<size_t>(d)] + k[static_cast<size_t>(d)];
@@ -125,6 +141,10 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     wanted.push_back(static_cast<int32_t>(b));
     return Status::Ok();
   });
+  if (wanted.empty()) {
+    FillRegion(n, lo, hi, dst, dst_origin, pad_item);  // the caller needs none of this chunk
+    return Status::Ok();
+  }
   PATCHFEED_ASSIGN_OR_RETURN(auto chunk, frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk));
   auto header = ParseChunkHeader(chunk);
   if (!header.ok())
@@ -135,7 +155,6 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " + std::to_string(h.nbytes) +
                          " bytes, the array's chunks " + std::to_string(chunk_bytes));
   }
-  const int64_t* dst_origin = box.start.data();
 
   // Special chunks fill their part without decoding when the value is one item.
   if (h.special == SpecialValue::kZeros || h.special == SpecialValue::kUninit ||
@@ -194,6 +213,10 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       ihi[i] = std::min(hi[d], blo[i] + g.blockshape[i]);
       full &= ilo[i] == blo[i] && ihi[i] == blo[i] + g.blockshape[i];
     }
+    if (!block_wanted(k)) {
+      FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, pad_item);
+      return Status::Ok();
+    }
     if (whole_chunk) {
       const std::byte* src = scratch.whole.data() + nblock * block_bytes;
       CopyRegion(n, itemsize, ilo.data(), ihi.data(), src, blo.data(), g.blockshape.data(), dst,
@@ -237,6 +260,12 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
 
 Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
                               std::span<const std::byte> pad_item, BoxReadScratch& scratch) const {
+  return ReadBox(box, dst, pad_item, scratch, BlockFilter{});
+}
+
+Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
+                              std::span<const std::byte> pad_item, BoxReadScratch& scratch,
+                              const BlockFilter& filter) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
   if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n ||
@@ -312,7 +341,7 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
       clo[i] = std::max(lo[i], q[i] * g.chunkshape[i]);
       chi[i] = std::min(hi[i], (q[i] + 1) * g.chunkshape[i]);
     }
-    return ReadChunkPart(nchunk, clo.data(), chi.data(), box, dst, scratch);
+    return ReadChunkPart(nchunk, clo.data(), chi.data(), box, dst, pad_item, filter, scratch);
   });
 }
 

@@ -48,6 +48,13 @@ struct Box {
 Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
                                         int64_t max_bytes = INT64_MAX);
 
+/// Which blocks of a box a reader needs: `wants(context, lo, hi)` gets a block's box [lo, hi)
+/// in array coordinates (all dimensions). No function: every block.
+struct BlockFilter {
+  bool (*wants)(const void* context, const int64_t* lo, const int64_t* hi) = nullptr;
+  const void* context = nullptr;
+};
+
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
   BlockDecoder decoder;
@@ -72,12 +79,19 @@ class NdArrayReader {
   Status ReadBox(const Box& box, const NdView& dst, std::span<const std::byte> pad_item,
                  BoxReadScratch& scratch) const;
 
+  /// ReadBox for a caller that needs only some of the box: blocks that `filter` declines are
+  /// not read or decoded, and their part of `dst` gets `pad_item` instead (or the array's
+  /// value where it costs nothing, as in chunks of one repeated value).
+  Status ReadBox(const Box& box, const NdView& dst, std::span<const std::byte> pad_item,
+                 BoxReadScratch& scratch, const BlockFilter& filter) const;
+
   /// Convenience: the box in C order in a new vector.
   Result<std::vector<std::byte>> ReadBox(const Box& box, std::span<const std::byte> pad_item) const;
 
  private:
   Status ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi, const Box& box,
-                       const NdView& dst, BoxReadScratch& scratch) const;
+                       const NdView& dst, std::span<const std::byte> pad_item,
+                       const BlockFilter& filter, BoxReadScratch& scratch) const;
 
   FrameReader frame_;
   B2ndMeta meta_;

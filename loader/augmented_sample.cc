@@ -7,6 +7,8 @@
 // One task per sample: its work (a read of ~10 MB and a resampling) is large enough to
 // balance across the arena, and its steps depend on each other.
 
+#include <array>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -42,6 +44,59 @@ SampleView<const T> StagingView(const T* data, int64_t channels, const augment::
                                 int dims) {
   return SampleView<const T>::Contiguous(data, channels,
                                          std::span<const int64_t>(w.shape.data(), dims));
+}
+
+// The part of a crop window that 3D resampling reads: the patch's sampling positions form a
+// box turned by the affine matrix (an oriented box); a voxel is read only within 1 of one of
+// them. A block is wanted iff it, grown by that distance (and a voxel against rounding),
+// meets the oriented box: the separating-axis test over the 3 block axes, the 3 box axes and
+// their 9 cross products. Array coordinates, channel axis 0 ignored. Rotated samples read a
+// window up to ~1.7x the patch's volume; the blocks in its corners are skipped.
+struct Footprint {
+  std::array<double, 3> centre{};               // in array coordinates
+  std::array<std::array<double, 3>, 3> axis{};  // matrix columns (box edge directions)
+  std::array<double, 3> half{};                 // half extents along the columns
+};
+
+bool FootprintWants(const void* context, const int64_t* lo, const int64_t* hi) {
+  const Footprint& f = *static_cast<const Footprint*>(context);
+  constexpr double kMargin = 2.0;  // neighbour distance 1 + a voxel against rounding
+  std::array<double, 3> bc{}, bh{};
+  for (int d = 0; d < 3; ++d) {
+    bc[d] = 0.5 * static_cast<double>(lo[d + 1] + hi[d + 1] - 1) - f.centre[d];
+    bh[d] = 0.5 * static_cast<double>(hi[d + 1] - 1 - lo[d + 1]) + kMargin;
+  }
+  const auto separated = [&](const std::array<double, 3>& l) {
+    double rb = 0, ro = 0, dist = 0;
+    for (int d = 0; d < 3; ++d) {
+      rb += std::abs(l[d]) * bh[d];
+      dist += l[d] * bc[d];
+    }
+    for (int k = 0; k < 3; ++k) {
+      const auto& a = f.axis[k];
+      ro += std::abs(l[0] * a[0] + l[1] * a[1] + l[2] * a[2]) * f.half[k];
+    }
+    return std::abs(dist) > (rb + ro) * (1 + 1e-9) + 1e-9;
+  };
+  for (int d = 0; d < 3; ++d) {
+    std::array<double, 3> e{};
+    e[d] = 1;
+    if (separated(e) || separated(f.axis[d])) {
+      return false;
+    }
+    for (int k = 0; k < 3; ++k) {
+      const auto& a = f.axis[k];
+      // e_d x a_k
+      std::array<double, 3> c{};
+      c[0] = e[1] * a[2] - e[2] * a[1];
+      c[1] = e[2] * a[0] - e[0] * a[2];
+      c[2] = e[0] * a[1] - e[1] * a[0];
+      if (c[0] * c[0] + c[1] * c[1] + c[2] * c[2] > 1e-18 && separated(c)) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -115,6 +170,24 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
   const int64_t read_before = scratch.decoder.compressed_bytes_read();
   const int64_t decoded_before = scratch.decoder.bytes_decoded();
 
+  // 3D rotations and scalings read only the blocks near the sampling positions.
+  Footprint footprint;
+  codec::BlockFilter filter;
+  if (!direct && dims == 3 && !pipeline.dummy_2d && !params.spatial.do_deform) {
+    const auto a = augment::SpatialAffineMatrix(params.spatial, 3);
+    const SampleSpec& spec =
+        slots_[static_cast<size_t>(round.slot)].specs[static_cast<size_t>(sample)];
+    for (int d = 0; d < 3; ++d) {
+      const auto i = static_cast<size_t>(d);
+      footprint.centre[i] =
+          static_cast<double>(spec.box_start[i]) + (static_cast<double>(crop[i]) - 1) / 2;
+      footprint.half[i] = (static_cast<double>(pipeline.patch_size[i]) - 1) / 2;
+      for (int k = 0; k < 3; ++k) {
+        footprint.axis[static_cast<size_t>(k)][i] = a[i][static_cast<size_t>(k)];
+      }
+    }
+    filter = {&FootprintWants, &footprint};
+  }
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const ReadJob& job = round.jobs[first_job + o];
     const OutputArray& out = parts_.outputs[o];
@@ -136,7 +209,7 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
     }
     auto reader = parts_.files->Get(job.case_index, out.dataset_array);
     Status st = reader.ok() ? (*reader)->ReadBox(job.box, codec::NdView{base, extents, job.strides},
-                                                 out.pad_item, scratch)
+                                                 out.pad_item, scratch, filter)
                             : reader.status();
     if (!st.ok()) {
       RecordError(round, job, nullptr, st);
