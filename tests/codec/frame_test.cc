@@ -626,5 +626,46 @@ TEST(PreadReads, OnlyTheTouchedBlocksAreRead) {
   }
 }
 
+TEST(BlockFilterReads, DeclinedBlocksArePaddedOthersRead) {
+  // Blocks of 4x4x8 in chunks of 8x8x8; the filter declines blocks whose first axis starts at
+  // an odd multiple of 4. A box crossing several chunks: declined voxels get the pad value,
+  // the others the array's values; the same for mmap-like and pread-like reading.
+  const Geometry g{{20, 18, 22}, {8, 8, 8}, {4, 4, 8}};
+  Array a = MakeArray(g.shape, "<i2", 3);
+  ASSERT_OK_AND_ASSIGN(auto frame,
+                       EncodeB2ndFrame(a.data, a.shape, a.dtype, Options(g, Codec::kLZ4, {})));
+  const Box box{{2, 1, 3}, {17, 15, 20}};
+  ASSERT_OK_AND_ASSIGN(auto pad, ItemFromDouble("<i2", 2, -7));
+  const std::vector<std::byte> want = Reference(a, box, pad);
+  BlockFilter filter;
+  filter.wants = [](const void*, const int64_t* lo, const int64_t*) { return lo[0] / 4 % 2 == 0; };
+  for (const bool mapped : {true, false}) {
+    std::shared_ptr<ByteSource> source = MemorySource(frame, "f.b2nd");
+    if (!mapped)
+      source = std::make_shared<CountingPreadSource>(frame);
+    ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(source));
+    ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(f)));
+    std::vector<int64_t> extents;
+    for (size_t d = 0; d < 3; ++d)
+      extents.push_back(box.stop[d] - box.start[d]);
+    std::vector<std::byte> got(want.size(), std::byte{0x11});
+    BoxReadScratch scratch;
+    ASSERT_OK(r.ReadBox(box, NdView::Contiguous(got.data(), extents, 2), pad, scratch, filter));
+    int declined = 0;
+    for (int64_t i0 = 0; i0 < extents[0]; ++i0) {
+      const bool wanted = (box.start[0] + i0) / 4 % 2 == 0;
+      declined += !wanted;
+      const size_t row = static_cast<size_t>(i0 * extents[1] * extents[2] * 2);
+      const size_t len = static_cast<size_t>(extents[1] * extents[2] * 2);
+      for (size_t b = 0; b < len; b += 2) {
+        const std::byte* expect = wanted ? &want[row + b] : pad.data();
+        ASSERT_TRUE(got[row + b] == expect[0] && got[row + b + 1] == expect[1])
+            << (mapped ? "mapped" : "pread") << " plane " << i0;
+      }
+    }
+    EXPECT_GT(declined, 0);
+  }
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
