@@ -7,6 +7,8 @@
 #include <limits>
 #include <string>
 
+#include "augment/intensity/fast_log.h"
+
 namespace patchfeed::augment {
 namespace {
 
@@ -42,23 +44,11 @@ float FirstValue(const SampleView<float>& image, int64_t c) {
 // transform. Relative error of a few float ulp for x^g >= 2^-100; below that (and for x = 0)
 // the result is 0, which is below any ulp of the range that multiplies it.
 [[gnu::always_inline]] inline float PowUnit(float x, float g) {
-  // log2(x): x = m 2^e, m in [sqrt(1/2), sqrt(2)), log(1 + f) by the Cephes polynomial.
-  const auto bits = std::bit_cast<uint32_t>(x);
-  const auto m = std::bit_cast<float>((bits & 0x007FFFFFu) | 0x3F000000u);
-  const int32_t small = static_cast<int32_t>(m < 0.70710678f);
-  const int32_t e = static_cast<int32_t>(bits >> 23) - 126 - small;
-  const float f = m * static_cast<float>(1 + small) - 1.0f;
+  // log2(x): x = 2^e (1 + f), ln(1 + f) by the Cephes polynomial.
+  const auto bits = std::bit_cast<uint32_t>(x);  // for the zero/denormal mask below
+  const auto [e, f] = internal_augment::SplitForLog(x);
   const float z = f * f;
-  float p = 7.0376836292e-2f;
-  p = p * f - 1.1514610310e-1f;
-  p = p * f + 1.1676998740e-1f;
-  p = p * f - 1.2420140846e-1f;
-  p = p * f + 1.4249322787e-1f;
-  p = p * f - 1.6668057665e-1f;
-  p = p * f + 2.0000714765e-1f;
-  p = p * f - 2.4999993993e-1f;
-  p = p * f + 3.3333331174e-1f;
-  const float ln_m = f + (p * f * z - 0.5f * z);  // ln(1 + f)
+  const float ln_m = f + (internal_augment::LogTail(f, z) - 0.5f * z);  // ln(1 + f)
   // y = g * log2(x) = g * (e + ln_m / ln 2), in [-inf, 0]; clamp before the exponent trick.
   float y = g * (static_cast<float>(e) + ln_m * 1.44269504089f);
   // 2^y = 2^n * 2^r with n = trunc(y - 1/2) (y <= 0: the nearest integer) and r = y - n in

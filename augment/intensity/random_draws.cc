@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 
+#include "augment/intensity/fast_log.h"
+
 namespace patchfeed::augment {
 
 double SampleUniform(CounterRng& rng, const ScalarRange& range) {
@@ -89,22 +91,9 @@ struct NoiseKey {
 // Selects are written as arithmetic and bit masks: no branches, so the caller's loop
 // vectorises.
 [[gnu::always_inline]] inline float LogPositive(float u) {
-  const auto bits = std::bit_cast<uint32_t>(u);
-  const auto m = std::bit_cast<float>((bits & 0x007FFFFFu) | 0x3F000000u);  // [0.5, 1)
-  const int32_t small = m < 0.70710678f ? 1 : 0;
-  const int32_t e = static_cast<int32_t>(bits >> 23) - 126 - small;
-  const float f = m * static_cast<float>(1 + small) - 1.0f;  // times 2 is exact
+  const auto [e, f] = internal_augment::SplitForLog(u);
   const float z = f * f;
-  float y = 7.0376836292e-2f;
-  y = y * f - 1.1514610310e-1f;
-  y = y * f + 1.1676998740e-1f;
-  y = y * f - 1.2420140846e-1f;
-  y = y * f + 1.4249322787e-1f;
-  y = y * f - 1.6668057665e-1f;
-  y = y * f + 2.0000714765e-1f;
-  y = y * f - 2.4999993993e-1f;
-  y = y * f + 3.3333331174e-1f;
-  y = y * f * z;
+  float y = internal_augment::LogTail(f, z);
   const float fe = static_cast<float>(e);
   y += -2.12194440e-4f * fe;
   y += -0.5f * z;
