@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 namespace patchfeed::augment {
 namespace {
@@ -84,6 +85,50 @@ NnUNetAugmentConfig NnUNetAugmentConfig::Default(std::span<const int64_t> patch,
   }
   c.mirror_axes = {true, true, patch.size() == 3};
   return c;
+}
+
+Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& c) {
+  if (c.spatial_dims != 2 && c.spatial_dims != 3) {
+    return InvalidArgumentError("augmentation: the patch needs 2 or 3 axes");
+  }
+  for (int d = 0; d < c.spatial_dims; ++d) {
+    if (c.patch_size[static_cast<size_t>(d)] < 1) {
+      return InvalidArgumentError("augmentation: patch size entries must be positive");
+    }
+  }
+  const std::pair<const char*, double> probabilities[] = {
+      {"p_rotation", c.spatial.p_rotation},
+      {"p_scaling", c.spatial.p_scaling},
+      {"p_elastic", c.spatial.p_elastic},
+      {"p_noise", c.noise.p_apply},
+      {"p_blur", c.blur.p_apply},
+      {"p_brightness", c.brightness.p_apply},
+      {"p_contrast", c.contrast.p_apply},
+      {"p_low_resolution", c.low_resolution.p_apply},
+      {"p_gamma_inverted", c.gamma_inverted.p_apply},
+      {"p_gamma", c.gamma.p_apply}};
+  for (const auto& [name, value] : probabilities) {
+    if (!(value >= 0 && value <= 1)) {
+      return InvalidArgumentError(std::string("augmentation: ") + name + " = " +
+                                  std::to_string(value) + " is not a probability in [0, 1]");
+    }
+  }
+  const auto check_range = [](const char* name, const ScalarRange& r) -> Status {
+    if (!std::isfinite(r.lo) || !std::isfinite(r.hi) || r.lo > r.hi) {
+      return InvalidArgumentError(std::string("augmentation: the ") + name + " range [" +
+                                  std::to_string(r.lo) + ", " + std::to_string(r.hi) +
+                                  "] must be finite and ordered");
+    }
+    return Status::Ok();
+  };
+  for (const ScalarRange& r : c.spatial.rotation) {
+    PATCHFEED_RETURN_IF_ERROR(check_range("rotation", r));
+  }
+  PATCHFEED_RETURN_IF_ERROR(check_range("scaling", c.spatial.scaling));
+  if (c.spatial.scaling.lo <= 0) {
+    return InvalidArgumentError("augmentation: scales must be positive");
+  }
+  return Status::Ok();
 }
 
 NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
@@ -201,6 +246,9 @@ CropWindow NnUNetSpatialWindow(const NnUNetAugmentParams& params, const NnUNetAu
   for (int r = 0; r < tdims; ++r) {
     const auto i = static_cast<size_t>(first + r);
     const auto ri = static_cast<size_t>(r);
+    if (!std::isfinite(lo[ri]) || !std::isfinite(hi[ri])) {
+      return w;  // the whole crop; the spatial step reports the bad parameters
+    }
     // Neighbours floor(x) and floor(x) + 1, and one voxel either side for float32 positions.
     const int64_t start =
         std::clamp<int64_t>(static_cast<int64_t>(std::floor(lo[ri])) - 1, 0, crop_shape[i] - 1);

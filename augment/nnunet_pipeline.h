@@ -76,6 +76,10 @@ struct NnUNetAugmentConfig {
                                      bool dummy_2d = false);
 };
 
+/// kInvalidArgument naming the setting when the config cannot be run: a patch size outside
+/// 2-3 positive axes, a probability outside [0, 1], a non-finite or reversed parameter range.
+Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& config);
+
 /// One sample's draws, for every transform (a transform that does not fire has apply false).
 struct NnUNetAugmentParams {
   SpatialParams spatial;

@@ -39,6 +39,7 @@ class NnUNetAugmenter {
   NnUNetAugmenter(const py::dict& augmentation, uint64_t seed,
                   std::optional<std::vector<std::vector<double>>> deep_supervision_scales)
       : config_(AugmentOptionsFromDict(augmentation).pipeline), seed_(seed) {
+    ThrowIfError(augment::ValidateNnUNetAugmentConfig(config_));
     patch_.assign(config_.patch_size.begin(), config_.patch_size.begin() + config_.spatial_dims);
     for (const auto& s : deep_supervision_scales.value_or(std::vector<std::vector<double>>{})) {
       if (s.size() != patch_.size()) {

@@ -56,6 +56,7 @@ Status CheckOptions(const LoaderConfig& c) {
   }
   if (c.augment) {
     const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
+    PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
     const auto dims = static_cast<size_t>(a.spatial_dims);
     if (c.sampler.patch_size.size() != dims) {
       return InvalidArgumentError("loader: augmentation for " + std::to_string(dims) +

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/testutil/status_matchers.h"
@@ -66,6 +67,27 @@ TEST(NnUNetPipelineTest, DefaultsAreNnUNets) {
   EXPECT_TRUE(d2.dummy_2d);
   EXPECT_EQ(d2.spatial.spatial_dims, 2);
   EXPECT_TRUE(d2.low_resolution.ignore_axis[0]);
+}
+
+TEST(NnUNetPipelineTest, ValidationNamesTheBadSetting) {
+  const NnUNetAugmentConfig good = NnUNetAugmentConfig::Default(std::vector<int64_t>{32, 32, 32});
+  EXPECT_OK(ValidateNnUNetAugmentConfig(good));
+  NnUNetAugmentConfig c = good;
+  c.gamma.p_apply = 1.5;
+  EXPECT_THAT(ValidateNnUNetAugmentConfig(c),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("p_gamma")));
+  c = good;
+  c.spatial.rotation[1] = {std::nan(""), 0.5};
+  EXPECT_THAT(ValidateNnUNetAugmentConfig(c),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("rotation range")));
+  c = good;
+  c.spatial.scaling = {1.4, 0.7};
+  EXPECT_THAT(ValidateNnUNetAugmentConfig(c),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("scaling range")));
+  c = good;
+  c.patch_size[2] = 0;
+  EXPECT_THAT(ValidateNnUNetAugmentConfig(c),
+              StatusIs(StatusCode::kInvalidArgument, ::testing::HasSubstr("patch size")));
 }
 
 TEST(NnUNetPipelineTest, DrawsDependOnlyOnTheSample) {

@@ -82,3 +82,10 @@ def test_bad_augmentation_options_are_value_errors(dataset_dir):
         patchfeed.Loader(dataset_dir, CROP, 2, augmentation={"p_rotation": 1})
     with pytest.raises(ValueError, match="must fit in the sampler's crop"):
         patchfeed.Loader(dataset_dir, (6, 20, 20), 2, augmentation={"patch_size": OUT})
+    with pytest.raises(ValueError, match="rotation range .* must be finite"):
+        patchfeed.Loader(dataset_dir, CROP, 2,
+                         augmentation={"patch_size": OUT, "max_angle": float("nan")})
+    with pytest.raises(ValueError, match="p_noise = 5.0+ is not a probability"):
+        patchfeed.augment.NnUNetAugmenter({"patch_size": OUT, "p_noise": 5})
+    with pytest.raises(TypeError, match="option 'p_blur' has the wrong type"):
+        patchfeed.augment.NnUNetAugmenter({"patch_size": OUT, "p_blur": "often"})
