@@ -213,7 +213,9 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       ihi[i] = std::min(hi[d], blo[i] + g.blockshape[i]);
       full &= ilo[i] == blo[i] && ihi[i] == blo[i] + g.blockshape[i];
     }
-    if (!block_wanted(k)) {
+    // `wanted` is ascending (both walks are in C order): look the block up, not the filter.
+    if (filter.wants != nullptr &&
+        !std::binary_search(wanted.begin(), wanted.end(), static_cast<int32_t>(nblock))) {
       FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, pad_item);
       return Status::Ok();
     }

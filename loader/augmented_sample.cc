@@ -50,8 +50,8 @@ SampleView<const T> StagingView(const T* data, int64_t channels, const augment::
 // box turned by the affine matrix (an oriented box); a voxel is read only within 1 of one of
 // them. A block is wanted iff it, grown by that distance (and a voxel against rounding),
 // meets the oriented box: the separating-axis test over the 3 block axes, the 3 box axes and
-// their 9 cross products. Array coordinates, channel axis 0 ignored. Rotated samples read a
-// window up to ~1.7x the patch's volume; the blocks in its corners are skipped.
+// their 9 cross products. Array coordinates, channel axis 0 ignored. The blocks in the
+// corners of a rotated sample's window are skipped.
 struct Footprint {
   std::array<double, 3> centre{};               // in array coordinates
   std::array<std::array<double, 3>, 3> axis{};  // matrix columns (box edge directions)
@@ -119,7 +119,8 @@ void LoaderCore::PlanAugmentedSample(int slot_index, int64_t sample, Round& roun
   augment::NnUNetAugmentParams& params = round.augment_params[static_cast<size_t>(sample)];
   params = augment::DrawNnUNetAugmentParams(pipeline, AugmentStream(round, sample),
                                             parts_.outputs[0].channels);
-  const augment::CropWindow window = augment::NnUNetSpatialWindow(params, pipeline, crop);
+  augment::CropWindow& window = round.augment_windows[static_cast<size_t>(sample)];
+  window = augment::NnUNetSpatialWindow(params, pipeline, crop);
   // Without rotation or scaling the window is the patch: read it straight into the slot.
   const bool direct = !params.spatial.transforms();
   round.augmented.push_back(round.jobs.size());
@@ -230,7 +231,7 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
   Status st;
   if (!direct) {
     // Where the window lies in the crop, for the resampler's crop-relative positions.
-    const augment::CropWindow planned = augment::NnUNetSpatialWindow(params, pipeline, crop);
+    const augment::CropWindow& planned = round.augment_windows[static_cast<size_t>(sample)];
     SampleView<const int16_t> seg_window;
     seg_window.channels = 0;
     seg_window.spatial_dims = dims;

@@ -91,6 +91,7 @@ Status LoaderCore::RunRound(int slot_index, const std::vector<int64_t>& samples,
   round.jobs.reserve(samples.size() * parts_.outputs.size());
   if (parts_.config.augment) {
     round.augment_params.resize(slot.specs.size());
+    round.augment_windows.resize(slot.specs.size());
     for (const int64_t j : samples) {
       PlanAugmentedSample(slot_index, j, round);
     }

@@ -56,6 +56,7 @@ struct LoaderCore::Round {
   // Augmentation: each sample's draws (by sample index) and the index in `jobs` of its first
   // array's job (its arrays' jobs follow in output order).
   std::vector<augment::NnUNetAugmentParams> augment_params;
+  std::vector<augment::CropWindow> augment_windows;  // the part of each crop that is read
   std::vector<size_t> augmented;
 
   // Spawned reads see Seek's and Shutdown's cancellation through their group; inline ones
