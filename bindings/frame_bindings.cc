@@ -12,6 +12,7 @@
 #include "bindings/status_to_exception.h"
 #include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
+#include "common/byte_size.h"
 
 namespace py = pybind11;
 
@@ -56,7 +57,15 @@ py::bytes ReadBox(const codec::NdArrayReader& array, const std::vector<int64_t>&
   int64_t bytes = array.itemsize();
   for (int64_t e : shape)
     bytes *= e;
-  py::bytes out(nullptr, static_cast<size_t>(bytes));
+  PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes));
+  if (raw == nullptr) {
+    PyErr_Clear();
+    ThrowIfError(ResourceExhaustedError(array.frame().path() + ": the box needs " +
+                                        FormatBytes(bytes) +
+                                        " of memory, more than can be "
+                                        "allocated"));
+  }
+  py::bytes out = py::reinterpret_steal<py::bytes>(raw);
   auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
   Status st;
   {

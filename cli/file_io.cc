@@ -33,12 +33,14 @@ Result<std::vector<std::byte>> ReadWholeFile(const std::string& path) {
   return data;
 }
 
-Status WriteWholeFile(const std::string& path, std::span<const std::byte> data) {
+Status WriteWholeFile(const std::string& path, std::span<const std::byte> data,
+                      std::span<const std::byte> head) {
   std::FILE* f = path == "-" ? stdout : std::fopen(path.c_str(), "wb");
   if (f == nullptr)
     return ErrnoError("open for writing", path);
-  const size_t n = std::fwrite(data.data(), 1, data.size(), f);
-  const bool failed = n != data.size() || std::fflush(f) != 0;
+  bool failed = std::fwrite(head.data(), 1, head.size(), f) != head.size();
+  failed = failed || std::fwrite(data.data(), 1, data.size(), f) != data.size();
+  failed = std::fflush(f) != 0 || failed;
   if (f != stdout && std::fclose(f) != 0)
     return ErrnoError("close", path);
   if (failed)

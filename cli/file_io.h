@@ -16,7 +16,9 @@
 namespace patchfeed::cli {
 
 Result<std::vector<std::byte>> ReadWholeFile(const std::string& path);
-Status WriteWholeFile(const std::string& path, std::span<const std::byte> data);
+/// Writes `head` then `data` (two writes, no concatenated copy of a large `data`).
+Status WriteWholeFile(const std::string& path, std::span<const std::byte> data,
+                      std::span<const std::byte> head = {});
 
 }  // namespace patchfeed::cli
 

@@ -150,7 +150,10 @@ Status RunInfo(const std::vector<std::string>& argv) {
   add("path", JsonString(frame.path()));
   add("sparse", f.sparse ? "true" : "false");
   if (const auto* content = f.metalayer("b2nd")) {
-    PATCHFEED_ASSIGN_OR_RETURN(const codec::B2ndMeta meta, codec::ParseB2ndMeta(*content));
+    auto parsed = codec::ParseB2ndMeta(*content);
+    if (!parsed.ok())
+      return parsed.status().WithContext(frame.path());
+    const codec::B2ndMeta& meta = *parsed;
     add("shape", JsonList(meta.shape));
     add("dtype", JsonString(meta.dtype));
     add("chunks", JsonList(meta.chunkshape));
@@ -202,16 +205,15 @@ Status RunRead(const std::vector<std::string>& argv) {
   auto pad_item = codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad);
   if (!pad_item.ok())
     return pad_item.status().WithContext(args.positional[0]);
-  PATCHFEED_ASSIGN_OR_RETURN(std::vector<std::byte> data, array.ReadBox(box, *pad_item));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> data, array.ReadBox(box, *pad_item));
+  std::vector<std::byte> head;
   if (args.has_flag("npy")) {
     std::vector<int64_t> shape;
     for (size_t d = 0; d < box.start.size(); ++d)
       shape.push_back(box.stop[d] - box.start[d]);
-    std::vector<std::byte> npy = NpyHeader(array.meta().dtype, shape);
-    npy.insert(npy.end(), data.begin(), data.end());
-    data = std::move(npy);
+    head = NpyHeader(array.meta().dtype, shape);
   }
-  return WriteWholeFile(*out_path, data);
+  return WriteWholeFile(*out_path, data, head);
 }
 
 }  // namespace patchfeed::cli

@@ -5,6 +5,7 @@
 #include "cli/run_cli.h"
 
 #include <cstdio>
+#include <new>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,23 @@ constexpr std::string_view kUsage =
     "  read FILE [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
     "                                  write a box of the array (C order), padded outside\n";
 
+using Command = Status (*)(const std::vector<std::string>&);
+
+// nullptr for an unknown command.
+Command FindCommand(std::string_view name) {
+  if (name == "compress")
+    return RunCompress;
+  if (name == "decompress")
+    return RunDecompress;
+  if (name == "info")
+    return RunInfo;
+  if (name == "read")
+    return RunRead;
+  if (name == "demo")
+    return RunDemo;
+  return nullptr;
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args) {
@@ -38,24 +56,22 @@ int RunCli(const std::vector<std::string>& args) {
     return 2;
   }
   const std::string& command = args[0];
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  Status status;
-  if (command == "compress") {
-    status = RunCompress(rest);
-  } else if (command == "decompress") {
-    status = RunDecompress(rest);
-  } else if (command == "info") {
-    status = RunInfo(rest);
-  } else if (command == "read") {
-    status = RunRead(rest);
-  } else if (command == "demo") {
-    status = RunDemo(rest);
-  } else if (command == "-h" || command == "--help" || command == "help") {
+  if (command == "-h" || command == "--help" || command == "help") {
     std::fputs(kUsage.data(), stdout);
     return 0;
-  } else {
+  }
+  const Command run = FindCommand(command);
+  if (run == nullptr) {
     std::fprintf(stderr, "patchfeed: unknown command '%s'\n%s", command.c_str(), kUsage.data());
     return 2;
+  }
+  Status status;
+  try {
+    status = run(std::vector<std::string>(args.begin() + 1, args.end()));
+  } catch (const std::bad_alloc&) {
+    // Commands size what they allocate from checked fields and report what does not fit;
+    // this is the last line of defence, so a failed allocation is never an abort.
+    status = ResourceExhaustedError("out of memory");
   }
   if (!status.ok()) {
     std::fprintf(stderr, "patchfeed %s: %s\n", command.c_str(), status.ToString().c_str());

@@ -102,6 +102,10 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
                                 " (only NumPy dtype strings are known)");
     }
     PATCHFEED_ASSIGN_OR_RETURN(m.dtype, r.Str32());
+    if (m.dtype.empty()) {
+      // c-blosc2 writes "|u1" when given no dtype; an empty string is no dtype at all.
+      return DataLossError("b2nd metalayer: the dtype string is empty");
+    }
   }
   for (int d = 0; d < ndim; ++d) {
     const auto i = static_cast<size_t>(d);

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <string>
 
+#include "codec/mapping_fault_guard.h"
+
 namespace patchfeed::codec {
 namespace {
 
@@ -33,9 +35,11 @@ bool InRange(uint64_t offset, size_t length, uint64_t size) {
 
 class FileSource final : public ByteSource {
  public:
-  FileSource(std::string name, int fd, uint64_t size, const std::byte* map)
-      : name_(std::move(name)), fd_(fd), size_(size), map_(map) {}
+  FileSource(std::string name, int fd, uint64_t size, const std::byte* map,
+             std::unique_ptr<MappingFaultGuard> guard)
+      : name_(std::move(name)), fd_(fd), size_(size), map_(map), guard_(std::move(guard)) {}
   ~FileSource() override {
+    guard_.reset();  // before the pages go: the handler must not claim them for this file
     if (map_ != nullptr)
       munmap(const_cast<std::byte*>(map_), size_);
     close(fd_);
@@ -75,11 +79,21 @@ class FileSource final : public ByteSource {
     return Status::Ok();
   }
 
+  Status CheckMapping() const override {
+    if (guard_ != nullptr && guard_->faulted()) [[unlikely]] {
+      return DataLossError(name_ +
+                           ": the file shrank while it was mapped (truncated or rewritten in "
+                           "place); what was read from it is discarded (reopen the file)");
+    }
+    return Status::Ok();
+  }
+
  private:
   std::string name_;
   int fd_;
   uint64_t size_;
   const std::byte* map_;  // null in pread mode
+  std::unique_ptr<MappingFaultGuard> guard_;  // null in pread mode
 };
 
 class MemoryByteSource final : public ByteSource {
@@ -134,6 +148,7 @@ Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mod
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   const std::byte* map = nullptr;
+  std::unique_ptr<MappingFaultGuard> guard;
   if (mode == IoMode::kMmap && size > 0) {
     void* p = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
@@ -141,11 +156,17 @@ Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mod
       close(fd);
       return s;
     }
-    // Patch reads touch scattered blocks: read-ahead would fetch pages nobody asked for.
-    madvise(p, size, MADV_RANDOM);
-    map = static_cast<const std::byte*>(p);
+    guard = MappingFaultGuard::Register(p, size);
+    if (guard == nullptr) {
+      munmap(p, size);  // unguarded, a truncation would kill the process: use pread
+    } else {
+      // Patch reads touch scattered blocks: read-ahead would fetch pages nobody asked for.
+      madvise(p, size, MADV_RANDOM);
+      map = static_cast<const std::byte*>(p);
+    }
   }
-  return std::shared_ptr<ByteSource>(std::make_shared<FileSource>(path, fd, size, map));
+  return std::shared_ptr<ByteSource>(
+      std::make_shared<FileSource>(path, fd, size, map, std::move(guard)));
 }
 
 std::shared_ptr<ByteSource> MemorySource(std::vector<std::byte> bytes, std::string name) {

@@ -13,6 +13,7 @@
 ///   page fault becomes a 4 KiB round trip; explicit reads of whole chunks are far cheaper.
 ///
 /// All methods are const and thread-safe: pread and reads from a mapping keep no state.
+/// A mapped file truncated by another process is an error (CheckMapping), not a SIGBUS.
 
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +43,11 @@ class ByteSource {
   /// Reads exactly `out.size()` bytes at `offset`. kDataLoss when the range passes the end,
   /// kIoError when the system refuses.
   virtual Status ReadAt(uint64_t offset, std::span<std::byte> out) const = 0;
+
+  /// Whether everything read from the source since it was opened is what the file held: a
+  /// mapped file that shrank under the mapping (mapping_fault_guard.h) returns kDataLoss
+  /// naming it, for good. Readers call it after using bytes from Data(). Cheap: one load.
+  virtual Status CheckMapping() const { return Status::Ok(); }
 
   /// Bytes [offset, offset + length): a pointer into memory when possible, else read into
   /// `scratch` (resized as needed). Checks the range against size().

@@ -291,6 +291,8 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) 
   }
   if (st.ok())
     st = r.ReadOffsetsAndTrailer();
+  if (Status mapping = r.source_->CheckMapping(); !mapping.ok())
+    return mapping;
   if (!st.ok())
     return st.WithContext(r.path_);
   return r;

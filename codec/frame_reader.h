@@ -86,6 +86,10 @@ class FrameReader {
   Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
                                                     std::vector<std::byte>& scratch) const;
 
+  /// kDataLoss naming the file once it shrank under its mapping: the bytes GetChunk returned
+  /// since may be zeros. Readers call it after decoding (ByteSource::CheckMapping).
+  Status CheckMapping() const { return source_->CheckMapping(); }
+
   /// Context for errors about chunk `index`: "<path>: chunk <index>".
   std::string ChunkContext(int64_t index) const;
 

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "codec/internal/nd_copy.h"
 #include "common/byte_order.h"
+#include "common/byte_size.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -334,7 +336,7 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
     qlo[i] = lo[i] / g.chunkshape[i];
     qhi[i] = (hi[i] - 1) / g.chunkshape[i] + 1;
   }
-  return ForEachIndex(n, qlo.data(), qhi.data(), [&](const Index& q) -> Status {
+  const Status st = ForEachIndex(n, qlo.data(), qhi.data(), [&](const Index& q) -> Status {
     int64_t nchunk = 0;
     Index clo{}, chi{};
     for (int d = 0; d < n; ++d) {
@@ -345,6 +347,10 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
     }
     return ReadChunkPart(nchunk, clo.data(), chi.data(), box, dst, pad_item, filter, scratch);
   });
+  // A file truncated under its mapping reads as zeros (mapping_fault_guard.h): whatever the
+  // decoders made of them, the cause to report is the truncation.
+  Status mapping = frame_.CheckMapping();
+  return mapping.ok() ? st : mapping;
 }
 
 Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
@@ -356,7 +362,13 @@ Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
   int64_t bytes = geom_.itemsize;
   for (int64_t e : extents)
     bytes *= e;
-  std::vector<std::byte> out(static_cast<size_t>(bytes));
+  std::vector<std::byte> out;
+  try {
+    out.resize(static_cast<size_t>(bytes));
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(frame_.path() + ": the box needs " + FormatBytes(bytes) +
+                                  " of memory, more than can be allocated");
+  }
   BoxReadScratch scratch;
   PATCHFEED_RETURN_IF_ERROR(ReadBox(
       box, NdView::Contiguous(out.data(), std::move(extents), geom_.itemsize), pad_item, scratch));

@@ -1,12 +1,15 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "loader/foreground_index.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <limits>
+#include <new>
 #include <string>
 #include <system_error>
 #include <tuple>
@@ -15,8 +18,10 @@
 #include <utility>
 #include <vector>
 
+#include "codec/b2nd_meta.h"
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
+#include "common/byte_size.h"
 #include "common/random.h"
 
 namespace patchfeed::loader {
@@ -26,6 +31,15 @@ namespace fs = std::filesystem;
 
 constexpr int64_t kSlabBytes = int64_t{64} << 20;  // bounds the decoded label map in memory
 constexpr int64_t kPieceItems = 4096;              // labels widened to int64 at a time
+constexpr size_t kMaxLabels = size_t{1} << 16;     // distinct labels a label map may hold
+constexpr int64_t kDrawBytesPerVoxel = 48;         // SortedSubset's set node + sorted rank
+constexpr int64_t kVoxelCap = int64_t{1} << 56;    // voxel counts saturate here
+
+int64_t PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page : INT64_MAX;
+}
 
 struct LabelType {
   bool is_signed = false;
@@ -76,41 +90,63 @@ void WidenLabels(const LabelType& t, const std::byte* src, int64_t n, int64_t* d
   }
 }
 
-/// Calls fn(linear spatial index, label) for every voxel in C order, reading slabs along the
-/// first spatial axis whose thickness is the chunk's (or whole blocks), so no block is decoded
-/// twice while the slab stays under kSlabBytes.
+/// Calls fn(linear index, label) for every voxel in C order (channel axes of size 1 do not
+/// change the linear index). Reads slabs along the outermost axis whose inner planes fit in
+/// kSlabBytes, walking the axes before it one index at a time, so memory stays bounded however
+/// wide a plane is; a slab is chunk-thick (or whole blocks) so no block is decoded twice when
+/// the planes are small.
 template <typename Fn>
-Status ScanLabels(const codec::NdArrayReader& reader, int lead, const LabelType& type, Fn&& fn) {
+Status ScanLabels(const codec::NdArrayReader& reader, const LabelType& type, Fn&& fn) {
   const codec::NdGeometry& g = reader.geometry();
-  int64_t plane = 1;  // voxels per unit of the slab axis
-  for (int d = lead + 1; d < g.ndim; ++d) {
-    plane *= g.shape[d];
+  const int n = g.ndim;
+  std::vector<int64_t> after(static_cast<size_t>(n) + 1, 1);  // items per unit of each axis
+  for (int d = n - 1; d >= 0; --d) {
+    after[d] = after[d + 1] * g.shape[d];
   }
-  const int64_t plane_bytes = std::max<int64_t>(plane * g.itemsize, 1);
-  int64_t thick = g.chunkshape[lead];
-  if (thick * plane_bytes > kSlabBytes) {
-    const int64_t block = g.blockshape[lead];
-    thick = std::max<int64_t>(kSlabBytes / plane_bytes / block * block, 1);
+  int axis = 0;
+  while (after[axis + 1] * g.itemsize > kSlabBytes) {
+    ++axis;  // stops at the last axis at the latest: one item fits
+  }
+  const int64_t unit = after[axis + 1];  // items per index along the slab axis
+  const int64_t fit = std::max<int64_t>(kSlabBytes / (unit * g.itemsize), 1);
+  int64_t thick = g.chunkshape[axis];
+  if (thick > fit) {
+    const int64_t block = g.blockshape[axis];
+    thick = fit >= block ? fit / block * block : fit;
   }
   std::vector<std::byte> slab;
   std::vector<int64_t> labels(kPieceItems);
-  const std::vector<std::byte> pad(g.itemsize);
+  const std::vector<std::byte> pad(static_cast<size_t>(g.itemsize));
   codec::BoxReadScratch scratch;
-  codec::Box box{std::vector<int64_t>(g.ndim, 0), g.shape};
-  for (int64_t z = 0; z < g.shape[lead]; z += thick) {
-    box.start[lead] = z;
-    box.stop[lead] = std::min(z + thick, g.shape[lead]);
-    std::vector<int64_t> extent = box.stop;
-    extent[lead] -= z;
-    const int64_t items = (box.stop[lead] - z) * plane;
-    slab.resize(items * g.itemsize);
-    PATCHFEED_RETURN_IF_ERROR(reader.ReadBox(
-        box, codec::NdView::Contiguous(slab.data(), extent, g.itemsize), pad, scratch));
-    for (int64_t i = 0; i < items; i += kPieceItems) {
-      const int64_t n = std::min(kPieceItems, items - i);
-      WidenLabels(type, slab.data() + i * g.itemsize, n, labels.data());
-      for (int64_t k = 0; k < n; ++k) {
-        fn(z * plane + i + k, labels[k]);
+  codec::Box box{std::vector<int64_t>(n, 0), g.shape};
+  std::vector<int64_t> extent = g.shape;
+  for (int d = 0; d < axis; ++d) {
+    box.stop[d] = 1;
+    extent[d] = 1;
+  }
+  const int64_t outer_count = g.shape[0] == 0 ? 0 : after[0] / after[axis];
+  for (int64_t outer = 0; outer < outer_count; ++outer) {
+    int64_t rest = outer;  // unravel the outer axes' indices
+    for (int d = axis - 1; d >= 0; --d) {
+      box.start[d] = rest % g.shape[d];
+      box.stop[d] = box.start[d] + 1;
+      rest /= g.shape[d];
+    }
+    for (int64_t z = 0; z < g.shape[axis]; z += thick) {
+      box.start[axis] = z;
+      box.stop[axis] = std::min(z + thick, g.shape[axis]);
+      extent[axis] = box.stop[axis] - z;
+      const int64_t items = extent[axis] * unit;
+      slab.resize(static_cast<size_t>(items * g.itemsize));
+      PATCHFEED_RETURN_IF_ERROR(reader.ReadBox(
+          box, codec::NdView::Contiguous(slab.data(), extent, g.itemsize), pad, scratch));
+      const int64_t first = outer * after[axis] + z * unit;
+      for (int64_t i = 0; i < items; i += kPieceItems) {
+        const int64_t count = std::min(kPieceItems, items - i);
+        WidenLabels(type, slab.data() + i * g.itemsize, count, labels.data());
+        for (int64_t k = 0; k < count; ++k) {
+          fn(first + i + k, labels[k]);
+        }
       }
     }
   }
@@ -202,19 +238,47 @@ int64_t ForegroundIndex::SampleCount(int64_t total) {
 std::string ForegroundIndex::PathFor(const std::string& seg_path) { return seg_path + ".fgindex"; }
 
 Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
-                                               std::vector<LabelSet> keys, uint64_t seed) {
+                                               std::vector<LabelSet> keys, uint64_t seed,
+                                               int spatial_dims) {
+  // An index of a huge label map can need more memory than there is (1 % of its voxels);
+  // the failed allocation becomes an error naming the file, not a terminated process.
+  int64_t needed = 0;
+  try {
+    return BuildIndex(seg_path, std::move(keys), seed, spatial_dims, &needed);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(
+        seg_path + ": not enough memory for its foreground index" +
+        (needed > 0 ? " (" + std::to_string(needed) + " bytes for the kept voxels)" : ""));
+  }
+}
+
+Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
+                                                    std::vector<LabelSet> keys, uint64_t seed,
+                                                    int spatial_dims, int64_t* needed_bytes) {
+  if (spatial_dims < 1 || spatial_dims > codec::kMaxDims) {
+    return InvalidArgumentError(seg_path + ": a foreground index has 1 to " +
+                                std::to_string(codec::kMaxDims) + " spatial axes, not " +
+                                std::to_string(spatial_dims));
+  }
   PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader reader,
                              codec::NdArrayReader::Open(seg_path));
   const codec::NdGeometry& g = reader.geometry();
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
                              LabelTypeOf(seg_path, reader.meta().dtype, g.itemsize));
-  const int lead = g.ndim == 4 ? 1 : 0;  // (1, Z, Y, X): nnU-Net's channel axis
-  if (g.ndim == 0 || std::find(g.shape.begin(), g.shape.end(), 0) != g.shape.end()) {
+  if (g.ndim < spatial_dims) {
+    return InvalidArgumentError(seg_path + ": the label map has " + std::to_string(g.ndim) +
+                                " axes, fewer than the " + std::to_string(spatial_dims) +
+                                " spatial ones");
+  }
+  const int lead = g.ndim - spatial_dims;  // channel axes before the spatial ones
+  if (std::find(g.shape.begin(), g.shape.end(), 0) != g.shape.end()) {
     return InvalidArgumentError(seg_path + ": the label map is empty");
   }
-  if (g.ndim == 4 && g.shape[0] != 1) {
-    return InvalidArgumentError(seg_path + ": a label map has one channel, this array has " +
-                                std::to_string(g.shape[0]));
+  for (int d = 0; d < lead; ++d) {
+    if (g.shape[d] != 1) {
+      return InvalidArgumentError(seg_path + ": a label map has one channel, this array has " +
+                                  std::to_string(g.shape[d]) + " on axis " + std::to_string(d));
+    }
   }
   ForegroundIndex index;
   index.shape_.assign(g.shape.begin() + lead, g.shape.end());
@@ -223,6 +287,20 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
       return UnimplementedError(seg_path + ": axes longer than 2^31 - 1 voxels");
     }
   }
+  // All voxels of one key is the worst case; refused up front when it cannot fit, rather than
+  // after scanning a label map that large (a 1 TiB map takes most of an hour).
+  int64_t voxels = 1;
+  for (const int64_t s : index.shape_) {
+    voxels = s > kVoxelCap / voxels ? kVoxelCap : voxels * s;
+  }
+  const int64_t worst = SampleCount(voxels) * (index.ndim() * 4 + kDrawBytesPerVoxel);
+  const int64_t memory = PhysicalMemoryBytes();
+  if (worst > memory) {
+    return ResourceExhaustedError(seg_path + ": the foreground index of its " +
+                                  std::to_string(voxels) + " voxels may need up to " +
+                                  FormatBytes(worst) + ", more than this machine's " +
+                                  FormatBytes(memory) + " of memory");
+  }
   index.seed_ = seed;
   index.keys_found_ = keys.empty();
   std::tie(index.source_size_, index.source_mtime_ns_) = SourceStamp(seg_path);
@@ -230,15 +308,22 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
   // Pass 1: voxels per label, counted in runs.
   std::unordered_map<int64_t, int64_t> per_label;
   int64_t run_label = 0, run = 0;
-  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, lead, type, [&](int64_t, int64_t label) {
+  bool too_many_labels = false;
+  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, type, [&](int64_t, int64_t label) {
     if (label != run_label) {
       per_label[run_label] += run;
       run_label = label;
       run = 0;
+      too_many_labels |= per_label.size() > kMaxLabels;
     }
     ++run;
   }));
   per_label[run_label] += run;
+  if (too_many_labels) {
+    return InvalidArgumentError(seg_path + ": more than " + std::to_string(kMaxLabels) +
+                                " distinct labels; a foreground index is for label maps with "
+                                "few classes");
+  }
   if (keys.empty()) {
     for (const auto& [label, n] : per_label) {
       if (label > 0 && n > 0) {
@@ -266,6 +351,10 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
   index.coords_.resize(num_keys);
   for (size_t k = 0; k < num_keys; ++k) {
     index.counts_[k] = SampleCount(index.totals_[k]);
+    // The kept coordinates, and while drawing them a hash set and a list of ranks.
+    *needed_bytes += index.counts_[k] * (ndim * 4 + kDrawBytesPerVoxel);
+  }
+  for (size_t k = 0; k < num_keys; ++k) {
     if (index.counts_[k] < index.totals_[k]) {
       CounterRng rng(StreamId{.seed = seed, .position = static_cast<uint32_t>(k), .stream = 1});
       ranks[k] = SortedSubset(index.counts_[k], index.totals_[k], rng);
@@ -273,7 +362,7 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
     index.coords_[k].reserve(index.counts_[k] * ndim);
   }
   KeyLookup lookup(index.keys_);
-  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, lead, type, [&](int64_t linear, int64_t label) {
+  PATCHFEED_RETURN_IF_ERROR(ScanLabels(reader, type, [&](int64_t linear, int64_t label) {
     for (const int32_t k : lookup.KeysOf(label)) {
       const int64_t rank = seen[k]++;
       if (ranks[k].empty() ? rank >= index.counts_[k]
@@ -307,7 +396,8 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
 }
 
 Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
-                                                     std::vector<LabelSet> keys, uint64_t seed) {
+                                                     std::vector<LabelSet> keys, uint64_t seed,
+                                                     int spatial_dims) {
   const std::string index_path = PathFor(seg_path);
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
@@ -320,12 +410,14 @@ Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path
     const auto [size, mtime] = SourceStamp(seg_path);
     const bool same_keys =
         keys.empty() ? loaded->keys_found_ : !loaded->keys_found_ && loaded->keys_ == wanted;
-    if (same_keys && loaded->seed_ == seed && loaded->source_size_ == size &&
-        loaded->source_mtime_ns_ == mtime && (size != 0 || mtime != 0)) {
+    if (same_keys && loaded->seed_ == seed && loaded->ndim() == spatial_dims &&
+        loaded->source_size_ == size && loaded->source_mtime_ns_ == mtime &&
+        (size != 0 || mtime != 0)) {
       return loaded;
     }
   }
-  PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index, Build(seg_path, std::move(keys), seed));
+  PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index,
+                             Build(seg_path, std::move(keys), seed, spatial_dims));
   (void)index.Save(index_path);  // best effort: see the header
   return index;
 }

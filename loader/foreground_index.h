@@ -42,20 +42,24 @@ class ForegroundIndex {
   /// `<seg_path>.fgindex`.
   static std::string PathFor(const std::string& seg_path);
 
-  /// Scans the label map at `seg_path`: an integer or bool `.b2nd` array of spatial shape
-  /// (Z, Y, X) (any rank), or (1, Z, Y, X) whose leading channel axis is dropped. `keys`
-  /// empty: one key per label > 0 present, ascending (nnU-Net stores -1 outside the body
-  /// mask, which is not a class). The same (file, keys, seed) gives the same index.
-  /// kUnimplemented for float label maps; codec errors name the file.
+  /// Scans the label map at `seg_path`: an integer or bool `.b2nd` array whose last
+  /// `spatial_dims` axes are spatial (1 to 5 of them, e.g. (Z, Y, X) or (H, W)); the axes before
+  /// them are channel axes of size 1 and are dropped, as the loader's (1, *spatial) label maps.
+  /// `keys` empty: one key per label > 0
+  /// present, ascending (nnU-Net stores -1 outside the body mask, which is not a class). The
+  /// same (file, keys, seed) gives the same index. kUnimplemented for float label maps;
+  /// kResourceExhausted, naming the file and the bytes, when the index cannot be held in
+  /// memory; codec errors name the file.
   static Result<ForegroundIndex> Build(const std::string& seg_path, std::vector<LabelSet> keys,
-                                       uint64_t seed);
+                                       uint64_t seed, int spatial_dims);
 
   /// Loads `PathFor(seg_path)` when it was built from this file (same size and modification
-  /// time), keys and seed; otherwise builds and saves it. A failed save is not an error
-  /// (read-only dataset folders): the index is returned and rebuilt next time. A corrupt
-  /// index file is kDataLoss naming it (delete it to rebuild).
+  /// time), keys, seed and number of spatial axes; otherwise builds and saves it. A failed save is
+  /// not an error (read-only dataset folders): the index is returned and rebuilt next time. A
+  /// corrupt index file is kDataLoss naming it (delete it to rebuild).
   static Result<ForegroundIndex> BuildOrLoad(const std::string& seg_path,
-                                             std::vector<LabelSet> keys, uint64_t seed);
+                                             std::vector<LabelSet> keys, uint64_t seed,
+                                             int spatial_dims);
 
   /// Reads an index file, validating every field, the coordinates against the shape and a
   /// checksum. kNotFound if missing; kDataLoss naming the file and the fault otherwise.
@@ -90,6 +94,8 @@ class ForegroundIndex {
   friend bool operator==(const ForegroundIndex&, const ForegroundIndex&) = default;
 
  private:
+  static Result<ForegroundIndex> BuildIndex(const std::string& seg_path, std::vector<LabelSet> keys,
+                                            uint64_t seed, int spatial_dims, int64_t* needed_bytes);
   static Result<ForegroundIndex> Parse(const std::string& path, const std::vector<char>& bytes);
 
   std::vector<int64_t> shape_;

@@ -5,9 +5,10 @@
 
 namespace patchfeed::loader {
 
-ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, std::vector<LabelSet> keys,
-                                 uint64_t seed, int64_t resident_bytes)
+ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims,
+                                 std::vector<LabelSet> keys, uint64_t seed, int64_t resident_bytes)
     : seg_paths_(std::move(seg_paths)),
+      spatial_dims_(spatial_dims),
       keys_(std::move(keys)),
       seed_(seed),
       resident_cap_(resident_bytes),
@@ -16,7 +17,7 @@ ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, std::vector
 
 Status ForegroundStore::Prepare(int64_t case_index) {
   const auto i = static_cast<size_t>(case_index);
-  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
+  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_);
   if (!index.ok()) {
     return index.status().WithContext("foreground index of " + seg_paths_[i]);
   }
@@ -43,7 +44,7 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   }
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
-  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_);
+  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_);
   if (!loaded.ok()) {
     return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
   }

@@ -26,9 +26,9 @@ namespace patchfeed::loader {
 
 class ForegroundStore {
  public:
-  /// `seg_paths[i]` is case i's label map.
-  ForegroundStore(std::vector<std::string> seg_paths, std::vector<LabelSet> keys, uint64_t seed,
-                  int64_t resident_bytes);
+  /// `seg_paths[i]` is case i's label map, whose last `spatial_dims` axes are spatial.
+  ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims, std::vector<LabelSet> keys,
+                  uint64_t seed, int64_t resident_bytes);
 
   /// Builds or loads case `case_index`'s index and records its counts.
   Status Prepare(int64_t case_index);
@@ -50,6 +50,7 @@ class ForegroundStore {
   Result<Index> Lazy(int64_t case_index) const;
 
   std::vector<std::string> seg_paths_;
+  int spatial_dims_;
   std::vector<LabelSet> keys_;
   uint64_t seed_;
   int64_t resident_cap_;

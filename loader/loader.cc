@@ -348,7 +348,8 @@ Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
       seg_paths.push_back(c.dataset.path(i, seg));
     }
     p.foreground = std::make_unique<ForegroundStore>(
-        std::move(seg_paths), c.foreground.keys, c.foreground.seed, c.foreground.resident_bytes);
+        std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
+        c.foreground.seed, c.foreground.resident_bytes);
   }
   PATCHFEED_RETURN_IF_ERROR(ProbeDataset(*arena, p));
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));

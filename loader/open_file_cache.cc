@@ -13,11 +13,19 @@ Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t c
                                                                        int array) {
   const auto num_arrays = static_cast<int64_t>(dataset_.array_names().size());
   const int64_t key = case_index * num_arrays + array;
+  Reader stale;  // released after the lock, as evicted readers below
   {
     std::lock_guard lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
-      return it->second->second;
+      if (it->second->second->frame().CheckMapping().ok()) [[likely]] {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
+      // The file shrank under its mapping: that read failed; later ones see the file as it
+      // is now.
+      stale = std::move(it->second->second);
+      lru_.erase(it->second);
+      index_.erase(it);
     }
     ++opens_;
   }

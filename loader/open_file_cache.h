@@ -11,7 +11,8 @@
 /// open until that task drops it, so at most `capacity` + (reads in flight) frames are open.
 /// Opening happens outside the lock; two threads missing the same frame at once may both open
 /// it (the second copy is used once and closed), which is cheaper than making one wait.
-/// Thread-safe.
+/// A mapped file that shrank under its mapping (codec/mapping_fault_guard.h) is reopened at
+/// the next Get. Thread-safe.
 
 #include <cstdint>
 #include <list>

@@ -129,7 +129,7 @@ TEST(ForegroundIndexTest, KeepsUniformSubsetsOfTheRightLabels) {
   const LabelMap map = TestMap();
   map.Write(dir / "seg.b2nd", "<i2");
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex index,
-                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 1234));
+                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 1234, 3));
   EXPECT_EQ(index.spatial_shape(), (std::vector<int64_t>{30, 40, 50}));
   EXPECT_EQ(index.keys(), (std::vector<LabelSet>{{1}, {2}}));  // found: > 0 only
   EXPECT_EQ(index.totals(), (std::vector<int64_t>{20000, 125}));
@@ -156,10 +156,10 @@ TEST(ForegroundIndexTest, KeepsUniformSubsetsOfTheRightLabels) {
   EXPECT_GT(descents, 4000);
 
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex again,
-                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 1234));
+                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 1234, 3));
   EXPECT_EQ(again, index);
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex reseeded,
-                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 99));
+                       ForegroundIndex::Build(dir / "seg.b2nd", {}, 99, 3));
   EXPECT_EQ(reseeded.counts(), index.counts());
   EXPECT_NE(VoxelsOf(reseeded, 0), VoxelsOf(index, 0));
 }
@@ -171,7 +171,7 @@ TEST(ForegroundIndexTest, GivenKeysRegionsAndDtypes) {
     SCOPED_TRACE(dtype);
     map.Write(dir / "seg.b2nd", dtype);
     ASSERT_OK_AND_ASSIGN(const ForegroundIndex index,
-                         ForegroundIndex::Build(dir / "seg.b2nd", {{1}, {3}, {2, -1}}, 5));
+                         ForegroundIndex::Build(dir / "seg.b2nd", {{1}, {3}, {2, -1}}, 5, 3));
     EXPECT_EQ(index.totals(), (std::vector<int64_t>{20000, 0, 4125}));
     EXPECT_EQ(index.counts(), (std::vector<int64_t>{10000, 0, 4125}));
     EXPECT_EQ(index.keys()[2], (LabelSet{-1, 2}));  // normalised
@@ -181,7 +181,7 @@ TEST(ForegroundIndexTest, GivenKeysRegionsAndDtypes) {
   }
   // Overlapping keys (regions, or the annotated key beside the classes) share voxels.
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex overlap,
-                       ForegroundIndex::Build(dir / "seg.b2nd", {{2}, {2, -1}, {1, 2}}, 5));
+                       ForegroundIndex::Build(dir / "seg.b2nd", {{2}, {2, -1}, {1, 2}}, 5, 3));
   EXPECT_EQ(overlap.counts(), (std::vector<int64_t>{125, 4125, 10000}));
   const std::vector<std::set<int64_t>> allowed = {{2}, {2, -1}, {1, 2}};
   for (int64_t key = 0; key < 3; ++key) {
@@ -193,19 +193,19 @@ TEST(ForegroundIndexTest, GivenKeysRegionsAndDtypes) {
   map.shape = {30, 40, 50};
   std::replace(map.labels.begin(), map.labels.end(), int64_t{-1}, int64_t{200});
   map.Write(dir / "u8.b2nd", "|u1");
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex u8, ForegroundIndex::Build(dir / "u8.b2nd", {}, 5));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex u8, ForegroundIndex::Build(dir / "u8.b2nd", {}, 5, 3));
   EXPECT_EQ(u8.keys(), (std::vector<LabelSet>{{1}, {2}, {200}}));
   EXPECT_EQ(u8.counts(), (std::vector<int64_t>{10000, 125, 4000}));
 
   LabelMap f{{4, 4}, std::vector<int64_t>(16)};
   f.Write(dir / "f.b2nd", "<f4");
-  EXPECT_THAT(ForegroundIndex::Build(dir / "f.b2nd", {}, 5),
+  EXPECT_THAT(ForegroundIndex::Build(dir / "f.b2nd", {}, 5, 2),
               StatusIs(StatusCode::kUnimplemented, AllOf(HasSubstr("f.b2nd"), HasSubstr("<f4"))));
   LabelMap two{{2, 3, 4, 5}, std::vector<int64_t>(120)};
   two.Write(dir / "two.b2nd", "|u1");
-  EXPECT_THAT(ForegroundIndex::Build(dir / "two.b2nd", {}, 5),
+  EXPECT_THAT(ForegroundIndex::Build(dir / "two.b2nd", {}, 5, 3),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("channel")));
-  EXPECT_THAT(ForegroundIndex::Build(dir / "missing.b2nd", {}, 5),
+  EXPECT_THAT(ForegroundIndex::Build(dir / "missing.b2nd", {}, 5, 3),
               StatusIs(StatusCode::kNotFound, HasSubstr("missing.b2nd")));
 }
 
@@ -215,7 +215,7 @@ TEST(ForegroundIndexTest, KeepsOnePercentOfLargeClasses) {
   std::fill(map.labels.begin(), map.labels.begin() + 1234567, 1);
   map.Write(dir / "big.b2nd", "|u1");
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex index,
-                       ForegroundIndex::Build(dir / "big.b2nd", {}, 1));
+                       ForegroundIndex::Build(dir / "big.b2nd", {}, 1, 3));
   EXPECT_EQ(index.counts(), (std::vector<int64_t>{12346}));
   for (const auto& v : VoxelsOf(index, 0)) {
     ASSERT_EQ(map.At(v), 1);
@@ -226,33 +226,33 @@ TEST(ForegroundIndexTest, SavesLoadsAndCachesBesideTheSegmentation) {
   TempDir dir;
   const std::string seg = dir / "seg.b2nd";
   TestMap().Write(seg, "<i2");
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::Build(seg, {}, 7));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::Build(seg, {}, 7, 3));
   ASSERT_OK(built.Save(dir / "copy.fgindex"));
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::Load(dir / "copy.fgindex"));
   EXPECT_EQ(loaded, built);
 
   const std::string cached = ForegroundIndex::PathFor(seg);
   EXPECT_EQ(cached, seg + ".fgindex");
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex first, ForegroundIndex::BuildOrLoad(seg, {}, 7));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex first, ForegroundIndex::BuildOrLoad(seg, {}, 7, 3));
   EXPECT_EQ(first, built);
   ASSERT_TRUE(fs::exists(cached));
   // A later call loads the file instead of rebuilding and rewriting it.
   const auto stamp = fs::last_write_time(cached) - std::chrono::seconds(5);
   fs::last_write_time(cached, stamp);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex second, ForegroundIndex::BuildOrLoad(seg, {}, 7));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex second, ForegroundIndex::BuildOrLoad(seg, {}, 7, 3));
   EXPECT_EQ(second, built);
   EXPECT_EQ(fs::last_write_time(cached), stamp);
   // Another seed, other keys or a changed segmentation rebuild it.
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex seed8, ForegroundIndex::BuildOrLoad(seg, {}, 8));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex seed8, ForegroundIndex::BuildOrLoad(seg, {}, 8, 3));
   EXPECT_EQ(seed8.seed(), 8u);
   EXPECT_EQ(ForegroundIndex::Load(cached)->seed(), 8u);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex keyed, ForegroundIndex::BuildOrLoad(seg, {{2}}, 8));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex keyed, ForegroundIndex::BuildOrLoad(seg, {{2}}, 8, 3));
   EXPECT_EQ(keyed.keys(), (std::vector<LabelSet>{{2}}));
   LabelMap changed = TestMap();
   std::replace(changed.labels.begin(), changed.labels.end(), int64_t{2}, int64_t{5});
   changed.Write(seg, "<i2");
   fs::last_write_time(seg, fs::last_write_time(seg) + std::chrono::seconds(2));
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex fresh, ForegroundIndex::BuildOrLoad(seg, {}, 8));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex fresh, ForegroundIndex::BuildOrLoad(seg, {}, 8, 3));
   EXPECT_EQ(fresh.keys(), (std::vector<LabelSet>{{1}, {5}}));
 }
 
@@ -267,12 +267,12 @@ TEST(ForegroundIndexTest, CachesSparseFrameDirectoriesToo) {
   o.sparse = true;
   const std::string seg = dir / "seg.b2frame";
   ASSERT_OK(codec::WriteB2nd(seg, bytes, map.shape, "|i1", o));
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::BuildOrLoad(seg, {}, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::BuildOrLoad(seg, {}, 3, 3));
   EXPECT_EQ(built.counts(), (std::vector<int64_t>{10000, 125}));
   const std::string cached = ForegroundIndex::PathFor(seg);
   const auto stamp = fs::last_write_time(cached) - std::chrono::seconds(5);
   fs::last_write_time(cached, stamp);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::BuildOrLoad(seg, {}, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::BuildOrLoad(seg, {}, 3, 3));
   EXPECT_EQ(loaded, built);
   EXPECT_EQ(fs::last_write_time(cached), stamp);
 }
@@ -332,7 +332,7 @@ TEST(ForegroundIndexTest, CorruptFilesAreDataLossNamingTheFile) {
   WriteAll(ForegroundIndex::PathFor(dir / "seg.b2nd"),
            std::vector<char>(bytes.begin(), bytes.begin() + 30));
   EXPECT_THAT(
-      ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1),
+      ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1, 3),
       StatusIs(StatusCode::kDataLoss, AllOf(HasSubstr("seg.b2nd.fgindex"), HasSubstr("delete"))));
 }
 
@@ -361,7 +361,7 @@ TEST(ForegroundIndexTest, DrivesTheSamplersForcedBoxes) {
   const LabelMap map = TestMap();
   map.Write(dir / "seg.b2nd", "<i2");
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex index,
-                       ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1234));
+                       ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1234, 3));
   SamplerConfig c;
   c.patch_size = {8, 9, 10};
   c.batch_size = 3;

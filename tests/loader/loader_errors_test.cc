@@ -1,5 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// Loader errors: a corrupt chunk and a file deleted mid-epoch reach the caller at Next(),
+// Loader errors: a corrupt chunk, a file deleted mid-epoch and one truncated under its mapping
+// reach the caller at Next(),
 // naming case, array, file, chunk and patch box; ErrorPolicy::kSkip redraws deterministically
 // and counts; destruction after an error is clean.
 
@@ -75,6 +76,29 @@ TEST(LoaderErrorsTest, FileDeletedMidEpochSurfacesAtNext) {
                AllOf(HasSubstr("case 'case_002' (#2)"), HasSubstr("array 'seg'"),
                      HasSubstr(ds.path(2, 1)), HasSubstr("chunk"), HasSubstr("patch box"))));
   loader.reset();  // with the error's batch and others in flight
+}
+
+TEST(LoaderErrorsTest, FileTruncatedUnderTheMappingSurfacesAtNext) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
+  LoaderConfig c = TinyConfig(ds);
+  c.io_mode = codec::IoMode::kMmap;
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
+  ASSERT_OK(FirstError(*loader, 3));  // the files are open and mapped
+  // Another process rewrites a case in place: the mapped pages past the new end are gone,
+  // which used to be a SIGBUS that killed the process.
+  std::filesystem::resize_file(ds.path(1, 0), 0);  // every mapped page faults
+  ASSERT_OK(loader->Seek(0, 100));
+  // The first read of the old mapping reports the shrinking; a batch read ahead may have
+  // done that already, and the faulted reader was then dropped: the next read reopened the
+  // file and reports what it is now. Either way the case and file are named.
+  const auto truncated = StatusIs(
+      StatusCode::kDataLoss,
+      AllOf(HasSubstr("case 'case_001' (#1)"), HasSubstr("array 'image'"), HasSubstr(ds.path(1, 0)),
+            ::testing::AnyOf(HasSubstr("shrank while it was mapped"), HasSubstr("too short"))));
+  EXPECT_THAT(FirstError(*loader, 50), truncated);
+  EXPECT_THAT(FirstError(*loader, 50), truncated);  // batches without the case came between
+  EXPECT_GE(loader->metrics().batches_failed, 2);
 }
 
 TEST(LoaderErrorsTest, SkipPolicyRedrawsDeterministicallyAndCounts) {

@@ -267,8 +267,21 @@ def test_getitem_matches_numpy(tmp_path):
     path = tmp_path / "a.b2nd"
     blosc2_write(path, data, chunks, blocks)
     arr = patchfeed.open_array(str(path))
-    for key in (np.s_[:], np.s_[3], np.s_[-1, 2:7], np.s_[1:4, :, -3:], np.s_[:, 5, 2:2]):
+    for key in (np.s_[:], np.s_[3], np.s_[-1, 2:7], np.s_[1:4, :, -3:], np.s_[:, 5, 2:2],
+                np.s_[...], np.s_[..., 2], np.s_[1, ...], np.s_[1, ..., 2:5], np.s_[np.int64(2)],
+                np.s_[2, 3, 4, ...]):
         assert_same(arr[key], data[key], f"key {key}")
+    # NumPy's errors for what NumPy refuses; a TypeError for what only NumPy takes.
+    for key, error in ((np.s_[..., ...], IndexError), (np.s_[len(data)], IndexError),
+                       (np.s_[-len(data) - 1], IndexError), (np.s_[0, 0, 0, 0], IndexError),
+                       (np.s_[1.5], IndexError)):
+        with pytest.raises(error):
+            data[key]
+        with pytest.raises((error, TypeError)):
+            arr[key]
+    for key in (np.s_[None], np.s_[[1, 2]], np.s_[1.5]):
+        with pytest.raises(TypeError, match="integers, slices and '...'"):
+            arr[key]
 
 
 def test_structured_and_string_dtypes(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,9 +11,12 @@ import numpy as np
 from patchfeed import _core
 
 
-def _parse_dtype(raw: bytes, path: str) -> np.dtype:
+def _parse_dtype(raw: bytes, path: str, itemsize: int) -> np.dtype:
     """NumPy dtype from a b2nd dtype string: `dtype.str` ('<f4'), or for structured dtypes the
-    repr of the field list, as python-blosc2 writes them."""
+    repr of the field list, as python-blosc2 writes them. A metalayer without a dtype (older
+    caterva files; the C++ reader refuses a present but empty one) holds raw items."""
+    if not raw:
+        return np.dtype(f"V{itemsize}")
     try:
         text = raw.decode("ascii")
         try:
@@ -30,7 +34,7 @@ class NdArray:
     def __init__(self, path: str, io: str = "mmap") -> None:
         self._reader = _core.NdArrayReader(str(path), io)
         self.shape = tuple(self._reader.shape)
-        self.dtype = _parse_dtype(self._reader.dtype, str(path))
+        self.dtype = _parse_dtype(self._reader.dtype, str(path), self._reader.itemsize)
         if self.dtype.itemsize != self._reader.itemsize:
             raise _core.CorruptDataError(
                 f"{path}: dtype {self.dtype} does not match the stored item size "
@@ -45,23 +49,42 @@ class NdArray:
         return np.frombuffer(raw, dtype=self.dtype).reshape(shape)
 
     def __getitem__(self, key) -> np.ndarray:
-        """Basic slicing with steps of 1, e.g. arr[0, 10:20, :]."""
+        """NumPy's basic indexing with steps of 1: integers, slices and one Ellipsis, e.g.
+        arr[0, 10:20], arr[..., 5]. Anything else is a TypeError, out-of-range integers an
+        IndexError, as in NumPy."""
         if not isinstance(key, tuple):
             key = (key,)
+        ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
+        if len(ellipses) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if ellipses:
+            i = ellipses[0]
+            fill = max(len(self.shape) - (len(key) - 1), 0)
+            key = key[:i] + (slice(None),) * fill + key[i + 1:]
+        if len(key) > len(self.shape):
+            raise IndexError(f"too many indices for array: array is {len(self.shape)}-dimensional, "
+                             f"but {len(key)} were indexed")
         start, stop, squeeze = [], [], []
         for d, n in enumerate(self.shape):
             k = key[d] if d < len(key) else slice(None)
-            if isinstance(k, int):
-                k = k + n if k < 0 else k
-                start.append(k)
-                stop.append(k + 1)
-                squeeze.append(d)
-            else:
+            if isinstance(k, slice):
                 a, b, step = k.indices(n)
                 if step != 1:
                     raise ValueError("only steps of 1 are supported")
                 start.append(a)
                 stop.append(max(a, b))
+                continue
+            try:
+                i = operator.index(k)
+            except TypeError:
+                raise TypeError(f"patchfeed arrays are indexed by integers, slices and '...', "
+                                f"not {type(k).__name__}") from None
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {d} with size {n}")
+            i = i + n if i < 0 else i
+            start.append(i)
+            stop.append(i + 1)
+            squeeze.append(d)
         out = self.read_box(start, stop)
         return out.squeeze(axis=tuple(squeeze)) if squeeze else out
 
