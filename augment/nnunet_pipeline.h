@@ -38,6 +38,7 @@
 #include "augment/intensity/gaussian_noise.h"
 #include "augment/intensity/label_transforms.h"
 #include "augment/intensity/low_resolution.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "augment/spatial/mirror.h"
 #include "augment/spatial/spatial_transform.h"
@@ -46,39 +47,6 @@
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// Every transform's settings. Default() gives nnU-Net's; each field can be changed after.
-struct NnUNetAugmentConfig {
-  int spatial_dims = 3;                 ///< of the data: 2 or 3
-  std::array<int64_t, 3> patch_size{};  ///< P, the output; entries past spatial_dims unused
-  /// nnU-Net's "dummy 2D" for anisotropic 3D data: the spatial transform runs in 2D on the
-  /// last two axes, every slice of axis 0 treated like a channel, and simulated low
-  /// resolution leaves axis 0 alone. The crop's axis 0 must then equal patch_size[0].
-  bool dummy_2d = false;
-  SpatialConfig spatial;
-  GaussianNoiseConfig noise;
-  GaussianBlurConfig blur;
-  BrightnessConfig brightness;
-  ContrastConfig contrast;
-  LowResolutionConfig low_resolution;
-  GammaConfig gamma_inverted = GammaConfig::Inverted();
-  GammaConfig gamma;
-  std::array<bool, 3> mirror_axes{true, true, true};  ///< axes that may flip (p 0.5 each)
-  /// Image channels nnU-Net normalised with a mask (use_mask_for_norm): set to 0 where the
-  /// segmentation is negative, after mirroring.
-  std::vector<int64_t> mask_channels;
-  bool remove_label = true;  ///< segmentation -1 -> 0 at the end (nnU-Net always does)
-
-  /// nnU-Net's defaults for a `patch` of 2 or 3 axes and rotations in (-max_angle,
-  /// max_angle) radians on every axis (nnU-Net: 30 degrees for 3D, 180 for 2D and dummy 2D).
-  static NnUNetAugmentConfig Default(std::span<const int64_t> patch,
-                                     double max_angle = std::numbers::pi / 6,
-                                     bool dummy_2d = false);
-};
-
-/// kInvalidArgument naming the setting when the config cannot be run: a patch size outside
-/// 2-3 positive axes, a probability outside [0, 1], a non-finite or reversed parameter range.
-Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& config);
 
 /// One sample's draws, for every transform (a transform that does not fire has apply false).
 struct NnUNetAugmentParams {

@@ -46,7 +46,7 @@
 #include <string_view>
 #include <vector>
 
-#include "augment/nnunet_pipeline.h"
+#include "augment/augment_config.h"
 #include "codec/byte_source.h"
 #include "common/result.h"
 #include "loader/batch_ring.h"

@@ -11,21 +11,12 @@
 
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// nnU-Net: `RandomTransform(MultiplicativeBrightnessTransform(multiplier_range=
-/// BGContrast((0.75, 1.25)), synchronize_channels=False, p_per_channel=1), 0.15)`.
-struct BrightnessConfig {
-  double p_apply = 0.15;
-  ScalarRange multiplier{0.75, 1.25};
-  bool bg_contrast = true;  ///< factors from BGContrast (else plain U(lo, hi))
-  double p_per_channel = 1.0;
-  bool synchronize_channels = false;
-};
 
 struct BrightnessParams {
   bool apply = false;
@@ -38,17 +29,6 @@ BrightnessParams DrawBrightnessParams(CounterRng& rng, const BrightnessConfig& c
 
 /// `x_c <- m_c * x_c` in float32 for selected channels, in place.
 Status ApplyBrightness(const BrightnessParams& params, SampleView<float> image);
-
-/// nnU-Net: `RandomTransform(ContrastTransform(contrast_range=BGContrast((0.75, 1.25)),
-/// preserve_range=True, synchronize_channels=False, p_per_channel=1), 0.15)`.
-struct ContrastConfig {
-  double p_apply = 0.15;
-  ScalarRange factor{0.75, 1.25};
-  bool bg_contrast = true;
-  bool preserve_range = true;
-  double p_per_channel = 1.0;
-  bool synchronize_channels = false;
-};
 
 struct ContrastParams {
   bool apply = false;

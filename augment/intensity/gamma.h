@@ -15,32 +15,12 @@
 
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// Defaults are the second instance: `RandomTransform(GammaTransform(gamma=BGContrast((0.7,
-/// 1.5)), p_invert_image=0, synchronize_channels=False, p_per_channel=1, p_retain_stats=1),
-/// 0.3)`. The first instance sets `p_apply = 0.1, p_invert = 1`.
-struct GammaConfig {
-  double p_apply = 0.3;
-  ScalarRange gamma{0.7, 1.5};
-  bool bg_contrast = true;
-  double p_invert = 0.0;
-  double p_retain_stats = 1.0;
-  double p_per_channel = 1.0;
-  bool synchronize_channels = false;
-
-  /// nnU-Net's first (inverted) instance.
-  static GammaConfig Inverted() {
-    GammaConfig c;
-    c.p_apply = 0.1;
-    c.p_invert = 1.0;
-    return c;
-  }
-};
 
 struct GammaParams {
   bool apply = false;

@@ -15,21 +15,12 @@
 
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// nnU-Net's defaults: `RandomTransform(GaussianBlurTransform(blur_sigma=(0.5, 1.),
-/// synchronize_channels=False, synchronize_axes=False, p_per_channel=0.5), 0.2)`.
-struct GaussianBlurConfig {
-  double p_apply = 0.2;
-  ScalarRange sigma{0.5, 1.0};
-  double p_per_channel = 0.5;
-  bool synchronize_channels = false;
-  bool synchronize_axes = false;
-};
 
 struct GaussianBlurParams {
   bool apply = false;

@@ -12,21 +12,12 @@
 
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// nnU-Net's defaults: `RandomTransform(GaussianNoiseTransform(noise_variance=(0, 0.1),
-/// p_per_channel=1, synchronize_channels=True), apply_probability=0.1)`. bg2 calls the range
-/// "variance" but uses it as the standard deviation; so do we.
-struct GaussianNoiseConfig {
-  double p_apply = 0.1;
-  ScalarRange sigma{0.0, 0.1};
-  double p_per_channel = 1.0;
-  bool synchronize_channels = true;  ///< one sigma for all channels
-};
 
 struct GaussianNoiseParams {
   bool apply = false;

@@ -11,23 +11,12 @@
 
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// nnU-Net: `RandomTransform(SimulateLowResolutionTransform(scale=(0.5, 1),
-/// synchronize_channels=False, synchronize_axes=True, ignore_axes=ignore_axes,
-/// allowed_channels=None, p_per_channel=0.5), 0.25)`; `ignore_axes = (0,)` in dummy 2D.
-struct LowResolutionConfig {
-  double p_apply = 0.25;
-  ScalarRange zoom{0.5, 1.0};
-  bool synchronize_channels = false;
-  bool synchronize_axes = true;
-  bool ignore_axis[kMaxSpatialDims] = {false, false, false};  ///< zoom 1 on these axes
-  double p_per_channel = 0.5;
-};
 
 struct LowResolutionParams {
   bool apply = false;

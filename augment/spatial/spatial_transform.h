@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "augment/scalar_range.h"
 #include "augment/spatial/affine_resample.h"
@@ -31,31 +32,6 @@
 #include "common/status.h"
 
 namespace patchfeed::augment {
-
-/// How segmentations are resampled on the interpolating path.
-enum class SegInterpolation {
-  kLinear,   ///< nnU-Net's default (mode_seg='bilinear', bg_style_seg_sampling=False)
-  kNearest,  ///< mode_seg='nearest' (nnUNetTrainer_DASegOrd0 and friends)
-};
-
-/// SpatialTransform settings; the defaults are nnU-Net's except the patch size and the
-/// rotation range, which the caller sets (NnUnetSpatialConfig). Angles are in radians.
-struct SpatialConfig {
-  int spatial_dims = 3;                 ///< 2 or 3
-  std::array<int64_t, 3> patch_size{};  ///< P; entries past spatial_dims unused
-  double p_rotation = 0.2;
-  std::array<ScalarRange, 3> rotation{};  ///< per axis; nnU-Net: (-a, a) for every axis
-  double p_rotation_per_axis = 1.0;
-  double p_scaling = 0.2;
-  ScalarRange scaling{0.7, 1.4};
-  double p_synchronize_scaling = 1.0;     ///< one scale for all axes with this probability
-  double p_elastic = 0.0;                 ///< nnU-Net: 0 (see elastic.h for how we differ)
-  ScalarRange elastic_scale{0, 0.2};      ///< blur sigma as a fraction of the patch size
-  ScalarRange elastic_magnitude{0, 0.2};  ///< largest offset, voxels
-  double p_synchronize_elastic_scale = 0.0;
-  SegInterpolation seg_mode = SegInterpolation::kLinear;
-  int16_t seg_padding_value = -1;  ///< 0 means torch's plain zero padding, no fix-up
-};
 
 /// nnU-Net's configuration for patch size `patch` (2 or 3 entries) and rotation range
 /// (-max_angle, max_angle) on every axis, in radians (30 degrees in 3D for low anisotropy).
