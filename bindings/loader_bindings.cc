@@ -447,8 +447,8 @@ LoaderConfig MakeConfig(const py::kwargs& kw) {
       c.foreground.keys = py::cast<std::vector<std::vector<int64_t>>>(value);
     } else if (key == "num_threads") {
       c.num_threads = py::cast<int>(value);
-    } else if (key == "num_slots") {
-      c.num_slots = py::cast<int>(value);
+    } else if (key == "ring_size") {
+      c.ring_size = py::cast<int>(value);
     } else if (key == "max_open_files") {
       c.max_open_files = py::cast<int64_t>(value);
     } else if (key == "io_mode") {
@@ -460,7 +460,7 @@ LoaderConfig MakeConfig(const py::kwargs& kw) {
     } else if (key == "pin_memory") {
       c.pin_memory = ParsePinMode(py::cast<std::string>(value));
     } else if (key == "memory_budget") {
-      c.memory_budget_bytes = py::cast<int64_t>(value);
+      c.memory_budget = py::cast<int64_t>(value);
     } else if (key == "error_policy") {
       const auto p = py::cast<std::string>(value);
       if (p != "fail" && p != "skip") {

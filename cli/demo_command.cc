@@ -250,7 +250,7 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   std::printf("  loader: %d threads, foreground indexes built, ready in %.2f s\n",
               ld->num_threads(), Seconds(Clock::now() - t_create));
   std::printf(
-      "  ring: %d slots of %.1f MB, %s\n", config.num_slots, static_cast<double>(slot_bytes) / 1e6,
+      "  ring: %d slots of %.1f MB, %s\n", config.ring_size, static_cast<double>(slot_bytes) / 1e6,
       ld->pinned() ? "pinned for CUDA" : ("plain memory (" + ld->unpinned_reason() + ")").c_str());
   std::printf(
       "  batch: image (%lld, 1, %lld, %lld, %lld) <f4, seg (%lld, 1, ...) <i2; "

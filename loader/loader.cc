@@ -1,309 +1,16 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// Loader::Create (checks, dataset probe, budget, ring) and the Loader / Lease facades over
-// LoaderCore.
+// The public face of the loader: Loader and Lease over the shared LoaderEngine
+// (loader/internal/loader_engine.h), which does the work.
 
 #include "loader/loader.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
 #include <utility>
 
-#include <oneapi/tbb/info.h>
-
-#include "common/random.h"
-#include "loader/loader_core.h"
+#include "loader/internal/loader_engine.h"
 
 namespace patchfeed::loader {
-namespace {
 
-using internal_loader::CoreParts;
-using internal_loader::LoaderCore;
-using internal_loader::OutputArray;
-
-std::string Mib(int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
-  return buf;
-}
-
-std::string ShapeToString(const std::vector<int64_t>& shape) {
-  std::string s = "(";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    s += (d ? ", " : "") + std::to_string(shape[d]);
-  }
-  return s + ")";
-}
-
-Status CheckOptions(const LoaderConfig& c) {
-  if (c.dataset.num_cases() == 0) {
-    return InvalidArgumentError("loader: the dataset has no cases");
-  }
-  if (c.num_threads < 0) {
-    return InvalidArgumentError("loader: num_threads must be >= 0");
-  }
-  if (c.num_slots < 1) {
-    return InvalidArgumentError("loader: num_slots must be >= 1");
-  }
-  if (c.max_open_files < 1) {
-    return InvalidArgumentError("loader: max_open_files must be >= 1");
-  }
-  if (c.max_redraws < 0 || c.min_task_bytes < 0 || c.memory_budget_bytes < 0) {
-    return InvalidArgumentError("loader: max_redraws, min_task_bytes and budget must be >= 0");
-  }
-  if (c.start_epoch < 0 || c.start_batch < 0) {
-    return InvalidArgumentError("loader: the start position must be >= 0");
-  }
-  if (c.augment) {
-    const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
-    PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
-    const auto dims = static_cast<size_t>(a.spatial_dims);
-    if (c.sampler.patch_size.size() != dims) {
-      return InvalidArgumentError("loader: augmentation for " + std::to_string(dims) +
-                                  "-D patches, the sampler's crop has " +
-                                  std::to_string(c.sampler.patch_size.size()) + " axes");
-    }
-    for (size_t d = 0; d < dims; ++d) {
-      if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d]) {
-        return InvalidArgumentError(
-            "loader: the augmented patch " +
-            ShapeToString({a.patch_size.begin(), a.patch_size.begin() + dims}) +
-            " must fit in the sampler's crop " + ShapeToString(c.sampler.patch_size));
-      }
-    }
-    if (a.dummy_2d && a.patch_size[0] != c.sampler.patch_size[0]) {
-      return InvalidArgumentError("loader: dummy 2D augmentation needs the crop's axis 0 (" +
-                                  std::to_string(c.sampler.patch_size[0]) +
-                                  ") equal to the patch's (" + std::to_string(a.patch_size[0]) +
-                                  ")");
-    }
-  }
-  return Status::Ok();
-}
-
-// With augmentation the batch holds the image and the segmentation, in that order.
-Status CheckAugmentOutputs(const LoaderConfig& c, const std::vector<OutputArray>& outputs) {
-  const AugmentOptions& a = *c.augment;
-  std::vector<std::string> want = {a.image_array};
-  if (!a.seg_array.empty()) {
-    want.push_back(a.seg_array);
-  }
-  std::vector<std::string> have;
-  for (const OutputArray& o : outputs) {
-    have.push_back(o.name);
-  }
-  if (have != want) {
-    std::string w;
-    for (const auto& n : want) {
-      w += (w.empty() ? "'" : ", '") + n + "'";
-    }
-    return InvalidArgumentError("loader: with augmentation the batch holds exactly " + w +
-                                " (set LoaderConfig::arrays to those, or leave it empty)");
-  }
-  return Status::Ok();
-}
-
-Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
-  std::vector<ArrayOptions> wanted = c.arrays;
-  if (wanted.empty() && c.augment) {
-    wanted.push_back({c.augment->image_array, std::nullopt});
-    if (!c.augment->seg_array.empty()) {
-      wanted.push_back({c.augment->seg_array, std::nullopt});
-    }
-  }
-  if (wanted.empty()) {
-    for (const auto& name : c.dataset.array_names()) {
-      wanted.push_back({name, std::nullopt});
-    }
-  }
-  std::vector<OutputArray> outputs;
-  for (const ArrayOptions& a : wanted) {
-    OutputArray o;
-    o.name = a.name;
-    o.dataset_array = c.dataset.array_index(a.name);
-    if (o.dataset_array < 0) {
-      return InvalidArgumentError("loader: the dataset has no array '" + a.name + "'");
-    }
-    for (const auto& prev : outputs) {
-      if (prev.name == a.name) {
-        return InvalidArgumentError("loader: array '" + a.name + "' twice");
-      }
-    }
-    // Stash the pad value as 8 bytes until the dtype is known.
-    const bool is_seg = a.name == "seg" || (c.augment && a.name == c.augment->seg_array);
-    const double pad = a.pad_value.value_or(is_seg ? -1.0 : 0.0);
-    o.pad_item.resize(sizeof(double));
-    std::memcpy(o.pad_item.data(), &pad, sizeof(double));
-    outputs.push_back(std::move(o));
-  }
-  return outputs;
-}
-
-// Opens every case's arrays in parallel (leaving the most recent ones open in the cache) and,
-// when asked, builds or loads the foreground indexes. Errors name case and file.
-Status ProbeDataset(tbb::task_arena& arena, CoreParts& p) {
-  const Dataset& ds = p.config.dataset;
-  const int64_t n = ds.num_cases();
-  const size_t outputs = p.outputs.size();
-  p.probes.resize(static_cast<size_t>(n) * outputs);
-  std::vector<Status> errors(static_cast<size_t>(n));
-  internal_loader::TsanToken done;
-  CoreParts* parts = &p;
-  Status* error_out = errors.data();
-  auto probe_case = [parts, error_out, outputs](int64_t c) {
-    Status& err = error_out[c];
-    for (size_t o = 0; o < outputs && err.ok(); ++o) {
-      auto reader = parts->files->Get(c, parts->outputs[o].dataset_array);
-      if (!reader.ok()) {
-        err = reader.status();
-        break;
-      }
-      parts->probes[static_cast<size_t>(c) * outputs + o] =
-          DescribeArray((*reader)->frame(), (*reader)->meta(), (*reader)->geometry());
-    }
-    if (err.ok() && parts->foreground) {
-      err = parts->foreground->Prepare(c);
-    }
-    if (!err.ok()) {
-      err = err.WithContext("case '" + parts->config.dataset.case_id(c) + "' (#" +
-                            std::to_string(c) + ")");
-    }
-  };
-  arena.execute([&] {
-    tbb::task_group group;
-    for (int64_t c = 0; c < n; ++c) {
-      internal_loader::RunTask(group, &done, [probe_case, c] { probe_case(c); });
-    }
-    group.wait();
-  });
-  internal_loader::TsanAcquire(&done);
-  for (const Status& e : errors) {
-    PATCHFEED_RETURN_IF_ERROR(e);
-  }
-  return Status::Ok();
-}
-
-// Checks that every case's arrays fit the batch layout; fills dtype and channels; returns the
-// sampler's view of the cases.
-Result<std::vector<CaseInfo>> CheckShapes(CoreParts& p) {
-  const Dataset& ds = p.config.dataset;
-  const size_t ndim = p.config.sampler.patch_size.size() + 1;
-  const size_t outputs = p.outputs.size();
-  std::vector<CaseInfo> cases(static_cast<size_t>(ds.num_cases()));
-  for (int64_t c = 0; c < ds.num_cases(); ++c) {
-    for (size_t o = 0; o < outputs; ++o) {
-      OutputArray& out = p.outputs[o];
-      const ArrayProbe& probe = p.probes[static_cast<size_t>(c) * outputs + o];
-      const auto& shape = probe.geometry.shape;
-      const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name + "' (" +
-                                ds.path(c, out.dataset_array) + ")";
-      if (shape.size() != ndim) {
-        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) + ", want " +
-                                    std::to_string(ndim) + " dimensions (channels, then " +
-                                    std::to_string(ndim - 1) + " spatial axes of the patch)");
-      }
-      const std::vector<int64_t> spatial(shape.begin() + 1, shape.end());
-      if (o == 0) {
-        cases[static_cast<size_t>(c)].spatial_shape = spatial;
-      } else if (spatial != cases[static_cast<size_t>(c)].spatial_shape) {
-        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) +
-                                    "; its spatial axes differ from array '" + p.outputs[0].name +
-                                    "'");
-      }
-      if (c == 0) {
-        out.channels = shape[0];
-        out.dtype = probe.dtype;
-        out.itemsize = probe.geometry.itemsize;
-      } else if (shape[0] != out.channels || probe.dtype != out.dtype ||
-                 probe.geometry.itemsize != out.itemsize) {
-        return InvalidArgumentError(where + " has " + std::to_string(shape[0]) + " channels of '" +
-                                    probe.dtype + "', case '" + ds.case_id(0) + "' " +
-                                    std::to_string(out.channels) + " of '" + out.dtype +
-                                    "': a batch needs them equal");
-      }
-    }
-    if (p.foreground) {
-      cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
-    }
-  }
-  if (p.config.augment) {
-    // The transforms are written for nnU-Net's types.
-    for (size_t o = 0; o < outputs; ++o) {
-      const OutputArray& out = p.outputs[o];
-      const char* want = o == 0 ? "<f4" : "<i2";
-      if (out.dtype != want) {
-        return InvalidArgumentError("loader: augmentation needs array '" + out.name + "' as '" +
-                                    want + "', case '" + ds.case_id(0) + "' has '" + out.dtype +
-                                    "'");
-      }
-    }
-  }
-  for (OutputArray& out : p.outputs) {
-    double pad = 0;
-    std::memcpy(&pad, out.pad_item.data(), sizeof(double));
-    auto item = codec::ItemFromDouble(out.dtype, out.itemsize, pad);
-    if (!item.ok()) {
-      return item.status().WithContext("loader: pad value of '" + out.name + "'");
-    }
-    out.pad_item = std::move(*item);
-  }
-  return cases;
-}
-
-// Ring + per-worker scratch + open-file state against the budget.
-Status CheckBudget(const CoreParts& p, const std::vector<RingArraySpec>& specs) {
-  const LoaderConfig& c = p.config;
-  int64_t block = 0, chunk = 0, open_state = 0;
-  bool delta = false;
-  for (const ArrayProbe& probe : p.probes) {
-    block = std::max(block, probe.block_bytes);
-    chunk = std::max(chunk, probe.chunk_bytes);
-    open_state = std::max(open_state, probe.open_state_bytes);
-    delta |= probe.delta_filter;
-  }
-  // Per worker: a decoded block, the decoder's two filter buffers, and whole chunks when they
-  // are read with pread or decoded whole for DELTA.
-  int64_t per_worker =
-      3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (delta ? chunk : 0);
-  if (c.augment) {
-    // The crop window an augmented sample reads (at most the whole crop), every array.
-    int64_t crop = 1;
-    for (const int64_t q : c.sampler.patch_size) {
-      crop *= q;
-    }
-    for (const OutputArray& out : p.outputs) {
-      per_worker += crop * out.channels * out.itemsize;
-    }
-  }
-  const int64_t workers = p.num_threads + 1;
-  const int64_t files = std::min<int64_t>(
-      c.max_open_files, c.dataset.num_cases() * static_cast<int64_t>(p.outputs.size()));
-  const int64_t ring = c.num_slots * BatchRing::SlotBytes(specs);
-  const int64_t total = ring + workers * per_worker + files * open_state;
-  if (total > c.memory_budget_bytes) {
-    return ResourceExhaustedError(
-        "loader: needs " + Mib(total) + " (ring " + std::to_string(c.num_slots) + " slots x " +
-        Mib(BatchRing::SlotBytes(specs)) + " + scratch " + std::to_string(workers) + " workers x " +
-        Mib(per_worker) + " + open files " + std::to_string(files) + " x " +
-        std::to_string(open_state) + " bytes), over the memory budget of " +
-        Mib(c.memory_budget_bytes) + " (" + std::to_string(c.memory_budget_bytes) + " bytes)");
-  }
-  return Status::Ok();
-}
-
-bool WantForeground(const LoaderConfig& c) {
-  using Mode = ForegroundOptions::Mode;
-  if (c.foreground.mode == Mode::kOff) {
-    return false;
-  }
-  if (c.foreground.mode == Mode::kOn) {
-    return true;
-  }
-  const bool forces = c.sampler.oversample_foreground > 0 || c.sampler.annotated_key >= 0;
-  return forces && c.dataset.array_index(c.foreground.seg_array) >= 0;
-}
-
-}  // namespace
+using internal_loader::LoaderEngine;
 
 void LoaderConfig::ResumeFrom(const LoaderState& s) {
   sampler.seed = s.seed;
@@ -314,108 +21,49 @@ void LoaderConfig::ResumeFrom(const LoaderState& s) {
 }
 
 Result<std::unique_ptr<Loader>> Loader::Create(LoaderConfig config) {
-  PATCHFEED_RETURN_IF_ERROR(CheckOptions(config));
-  CoreParts p;
-  PATCHFEED_ASSIGN_OR_RETURN(p.outputs, ChooseOutputs(config));
-  if (config.augment) {
-    PATCHFEED_RETURN_IF_ERROR(CheckAugmentOutputs(config, p.outputs));
-  }
-  p.num_threads = config.num_threads > 0 ? config.num_threads : tbb::info::default_concurrency();
-  p.config = std::move(config);
-  const LoaderConfig& c = p.config;
-
-  // num_threads workers plus one slot for an outside thread (Create's probe, the shutdown
-  // wait). TBB caps its workers at the core count minus one unless told otherwise.
-  std::unique_ptr<tbb::global_control> thread_limit;
-  if (tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) <
-      static_cast<size_t>(p.num_threads) + 1) {
-    thread_limit = std::make_unique<tbb::global_control>(
-        tbb::global_control::max_allowed_parallelism, static_cast<size_t>(p.num_threads) + 1);
-  }
-  auto arena = std::make_unique<tbb::task_arena>(p.num_threads + 1, 1);
-  arena->initialize();
-
-  p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files,
-                                            codec::FrameOpenOptions{c.io_mode});
-  if (WantForeground(c)) {
-    const int seg = c.dataset.array_index(c.foreground.seg_array);
-    if (seg < 0) {
-      return InvalidArgumentError("loader: foreground sampling needs array '" +
-                                  c.foreground.seg_array + "'");
-    }
-    std::vector<std::string> seg_paths;
-    for (int64_t i = 0; i < c.dataset.num_cases(); ++i) {
-      seg_paths.push_back(c.dataset.path(i, seg));
-    }
-    p.foreground = std::make_unique<ForegroundStore>(
-        std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
-        c.foreground.seed, c.foreground.resident_bytes);
-  }
-  PATCHFEED_RETURN_IF_ERROR(ProbeDataset(*arena, p));
-  PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));
-
-  if (c.error_policy == ErrorPolicy::kSkip) {
-    SamplerConfig redraw = c.sampler;
-    redraw.seed = Mix64(c.sampler.seed ^ 0x5EDD1A3Bull);
-    redraw.epoch_mode = EpochMode::kInfinite;
-    redraw.samples_per_epoch = 0;
-    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(std::move(redraw), cases));
-    p.redraw_sampler.emplace(std::move(s));
-  }
-  {
-    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(c.sampler, std::move(cases)));
-    p.sampler.emplace(std::move(s));
-  }
-  const int64_t per_epoch = p.sampler->batches_per_epoch();
-  if (per_epoch >= 0 && c.start_batch > per_epoch) {
-    return InvalidArgumentError("loader: start batch " + std::to_string(c.start_batch) +
-                                " is past the " + std::to_string(per_epoch) + "-batch epoch");
-  }
-
-  std::vector<RingArraySpec> specs;
-  for (const OutputArray& out : p.outputs) {
-    RingArraySpec s{
-        out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
-    for (size_t d = 0; d < c.sampler.patch_size.size(); ++d) {
-      s.shape.push_back(c.augment ? c.augment->pipeline.patch_size[d] : c.sampler.patch_size[d]);
-    }
-    specs.push_back(std::move(s));
-  }
-  PATCHFEED_RETURN_IF_ERROR(CheckBudget(p, specs));
-  PATCHFEED_ASSIGN_OR_RETURN(p.ring, BatchRing::Create(specs, c.num_slots, c.pin_memory));
-
-  auto core = std::make_shared<LoaderCore>(std::move(p), std::move(arena), std::move(thread_limit));
-  core->Start();
-  return std::unique_ptr<Loader>(new Loader(std::move(core)));
+  PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<LoaderEngine> engine,
+                             LoaderEngine::Create(std::move(config)));
+  return std::unique_ptr<Loader>(new Loader(std::move(engine)));
 }
 
-Loader::Loader(std::shared_ptr<LoaderCore> core) : core_(std::move(core)) {}
+Loader::Loader(std::shared_ptr<LoaderEngine> engine) : engine_(std::move(engine)) {}
 
-Loader::~Loader() { core_->Shutdown(); }
+Loader::~Loader() { engine_->Close(); }
 
-Result<Lease> Loader::Next() { return core_->Next(); }
-Status Loader::SetEpoch(int64_t epoch) { return core_->Seek(epoch, 0); }
-Status Loader::Seek(int64_t epoch, int64_t batch_index) { return core_->Seek(epoch, batch_index); }
-LoaderState Loader::state() const { return core_->state(); }
-int64_t Loader::batches_per_epoch() const { return core_->batches_per_epoch(); }
-int64_t Loader::local_batch_size() const { return core_->sampler().local_batch_size(); }
-int64_t Loader::num_cases() const { return core_->parts().config.dataset.num_cases(); }
-int Loader::num_threads() const { return core_->parts().num_threads; }
-bool Loader::pinned() const { return core_->ring().pinned(); }
-std::string Loader::unpinned_reason() const { return core_->ring().unpinned_reason(); }
-LoaderMetrics Loader::metrics() const { return core_->metrics(); }
-const Sampler& Loader::sampler() const { return core_->sampler(); }
+Result<Lease> Loader::Next() {
+  PATCHFEED_ASSIGN_OR_RETURN(std::optional<Lease> lease, engine_->NextFor(std::nullopt));
+  return std::move(*lease);
+}
+
+Result<std::optional<Lease>> Loader::NextFor(std::chrono::nanoseconds timeout) {
+  return engine_->NextFor(std::chrono::steady_clock::now() + timeout);
+}
+
+void Loader::Close() { engine_->Close(); }
+Status Loader::SetEpoch(int64_t epoch) { return engine_->Seek(epoch, 0); }
+Status Loader::Seek(int64_t epoch, int64_t batch_index) {
+  return engine_->Seek(epoch, batch_index);
+}
+LoaderState Loader::state() const { return engine_->state(); }
+int64_t Loader::batches_per_epoch() const { return engine_->parts().sampler->batches_per_epoch(); }
+int64_t Loader::local_batch_size() const { return engine_->parts().sampler->local_batch_size(); }
+int64_t Loader::num_cases() const { return engine_->parts().config.dataset.num_cases(); }
+int Loader::num_threads() const { return engine_->parts().num_threads; }
+bool Loader::pinned() const { return engine_->parts().ring.pinned(); }
+std::string Loader::unpinned_reason() const { return engine_->parts().ring.unpinned_reason(); }
+LoaderMetrics Loader::metrics() const { return engine_->metrics(); }
+const Sampler& Loader::sampler() const { return *engine_->parts().sampler; }
 
 std::vector<ArrayView> Loader::array_layout() const {
-  std::vector<ArrayView> views = core_->ring().views(0);
+  std::vector<ArrayView> views = engine_->parts().ring.views(0);
   for (ArrayView& v : views) {
     v.data = nullptr;
   }
   return views;
 }
 
-Lease::Lease(std::shared_ptr<LoaderCore> core, int slot, int64_t epoch, int64_t batch_index)
-    : core_(std::move(core)), slot_(slot), epoch_(epoch), batch_index_(batch_index) {}
+Lease::Lease(std::shared_ptr<LoaderEngine> engine, int slot, int64_t epoch, int64_t batch_index)
+    : engine_(std::move(engine)), slot_(slot), epoch_(epoch), batch_index_(batch_index) {}
 
 Lease Lease::EndOfEpoch(int64_t epoch) {
   Lease lease;
@@ -425,7 +73,7 @@ Lease Lease::EndOfEpoch(int64_t epoch) {
 }
 
 Lease::Lease(Lease&& other) noexcept
-    : core_(std::move(other.core_)),
+    : engine_(std::move(other.engine_)),
       slot_(std::exchange(other.slot_, -1)),
       end_of_epoch_(other.end_of_epoch_),
       epoch_(other.epoch_),
@@ -434,7 +82,7 @@ Lease::Lease(Lease&& other) noexcept
 Lease& Lease::operator=(Lease&& other) noexcept {
   if (this != &other) {
     Release();
-    core_ = std::move(other.core_);
+    engine_ = std::move(other.engine_);
     slot_ = std::exchange(other.slot_, -1);
     end_of_epoch_ = other.end_of_epoch_;
     epoch_ = other.epoch_;
@@ -447,22 +95,22 @@ Lease::~Lease() { Release(); }
 
 void Lease::Release() {
   if (slot_ >= 0) {
-    core_->Release(slot_);
+    engine_->Release(slot_);
   }
   slot_ = -1;
-  core_.reset();
+  engine_.reset();
 }
 
 const std::vector<SampleSpec>& Lease::samples() const {
   static const std::vector<SampleSpec> kNone;
-  return slot_ >= 0 ? core_->samples(slot_) : kNone;
+  return slot_ >= 0 ? engine_->samples(slot_) : kNone;
 }
 
 std::span<const ArrayView> Lease::arrays() const {
   if (slot_ < 0) {
     return {};
   }
-  return core_->ring().views(slot_);
+  return engine_->parts().ring.views(slot_);
 }
 
 const ArrayView* Lease::array(std::string_view name) const {
@@ -474,6 +122,6 @@ const ArrayView* Lease::array(std::string_view name) const {
   return nullptr;
 }
 
-bool Lease::pinned() const { return slot_ >= 0 && core_->ring().pinned(); }
+bool Lease::pinned() const { return slot_ >= 0 && engine_->parts().ring.pinned(); }
 
 }  // namespace patchfeed::loader

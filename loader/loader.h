@@ -7,22 +7,23 @@
 /// cases, read on all cores straight into a ring of preallocated (pinned, when CUDA is there)
 /// batch buffers.
 ///
-/// How a batch is made (../shared/DESIGN.md, "One batch, end to end"): when a ring slot is
-/// free, the next batch index is assigned to it and a producer task runs in the loader's
+/// How a batch is made (docs/architecture.md follows one through every file): when a ring slot
+/// is free, the next batch index is assigned to it and a producer task runs in the loader's
 /// tbb::task_arena: it asks the Sampler for the batch's SampleSpecs, splits every sample's box
-/// of every array at chunk boundaries, and reads the pieces as tasks that any worker may steal
-/// (small boxes are read inline). Up to K batches are in flight; Next() hands them out in
-/// batch-index order through a Lease, and the slot is reused when the lease is released.
+/// of every array at chunk and block boundaries, and reads the pieces as tasks that any worker
+/// may steal (small boxes are read inline). Up to K batches are in flight; Next() hands them
+/// out in batch-index order through a Lease, and the slot is reused when the lease is released.
 ///
 /// Determinism: a batch's contents depend only on (seed, epoch, batch index, rank) and the
 /// configuration, never on the thread count or timing. The loader's position is
 /// LoaderState; a loader created from a saved state continues exactly where the saved one
 /// stopped.
 ///
-/// Threads: Next, SetEpoch, Seek, state and metrics may be called from any thread but are
-/// meant for one consumer; leases may be released from any thread, before or after the Loader
-/// is destroyed (a lease keeps the ring memory alive). Destroying the Loader cancels the
-/// batches in flight and waits for its tasks; it never waits for leases.
+/// Threads: Next, NextFor, SetEpoch, Seek, state and metrics may be called from any thread but
+/// are meant for one consumer (concurrent Next calls take turns); Close may be called from any
+/// thread, also while another waits in Next. Leases may be released from any thread, before or
+/// after the Loader is destroyed (a lease keeps the ring memory alive). Closing or destroying
+/// the Loader cancels the batches in flight and waits for its tasks; it never waits for leases.
 ///
 /// Example:
 /// \code
@@ -38,6 +39,7 @@
 ///   }
 /// \endcode
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -49,17 +51,17 @@
 #include "augment/augment_config.h"
 #include "codec/byte_source.h"
 #include "common/result.h"
-#include "loader/batch_ring.h"
 #include "loader/dataset.h"
 #include "loader/foreground_index.h"
+#include "loader/internal/batch_ring.h"
+#include "loader/internal/pinned_memory.h"
 #include "loader/metrics.h"
-#include "loader/pinned_memory.h"
 #include "loader/sampler.h"
 
 namespace patchfeed::loader {
 
 namespace internal_loader {
-class LoaderCore;
+class LoaderEngine;
 }  // namespace internal_loader
 
 /// What a failed read does to its batch.
@@ -118,12 +120,12 @@ struct LoaderConfig {
   ForegroundOptions foreground;
 
   int num_threads = 0;            ///< arena size; 0: every core (tbb::info::default_concurrency())
-  int num_slots = 3;              ///< K, the batches in flight plus those held by the consumer
+  int ring_size = 3;              ///< K slots: the batches in flight plus those the consumer holds
   int64_t max_open_files = 1024;  ///< frames kept open (least recently used closed first)
   codec::IoMode io_mode = codec::IoMode::kMmap;  ///< kPread for network file systems
   PinMode pin_memory = PinMode::kAuto;
-  /// Bound on ring + per-worker scratch + open-file state; Create refuses more.
-  int64_t memory_budget_bytes = int64_t{4} << 30;
+  /// Bytes the ring, per-worker scratch and open-file state may take; Create refuses more.
+  int64_t memory_budget = int64_t{4} << 30;
   ErrorPolicy error_policy = ErrorPolicy::kFail;
   int max_redraws = 8;  ///< kSkip: redraws per sample before the batch fails after all
   /// A (sample, array) box smaller than this is read inline by its producer, a larger one is
@@ -176,12 +178,12 @@ class Lease {
   void Release();
 
  private:
-  friend class internal_loader::LoaderCore;
-  Lease(std::shared_ptr<internal_loader::LoaderCore> core, int slot, int64_t epoch,
+  friend class internal_loader::LoaderEngine;
+  Lease(std::shared_ptr<internal_loader::LoaderEngine> engine, int slot, int64_t epoch,
         int64_t batch_index);
   static Lease EndOfEpoch(int64_t epoch);
 
-  std::shared_ptr<internal_loader::LoaderCore> core_;
+  std::shared_ptr<internal_loader::LoaderEngine> engine_;
   int slot_ = -1;
   bool end_of_epoch_ = false;
   int64_t epoch_ = 0;
@@ -194,20 +196,32 @@ class Loader {
   /// loads foreground indexes when oversampling, allocates and touches the ring, and starts
   /// producing. kInvalidArgument for inconsistent arrays (ndim, channels, dtype across cases)
   /// or options; kResourceExhausted, with the numbers, when the ring, scratch and open files
-  /// exceed `memory_budget_bytes`; file errors name the file.
+  /// exceed `memory_budget`; file errors name the file.
   static Result<std::unique_ptr<Loader>> Create(LoaderConfig config);
 
   Loader(const Loader&) = delete;
   Loader& operator=(const Loader&) = delete;
-  /// Cancels the batches in flight and waits for their tasks (not for outstanding leases).
+  /// Close().
   ~Loader();
 
   /// The next batch in index order, waiting for it if needed. A batch whose read failed comes
   /// back as its error (and is skipped: the following call returns the next batch). In the
   /// finite modes, after the last batch of an epoch an end_of_epoch() lease is returned and
   /// the loader moves to batch 0 of the next epoch. kResourceExhausted when the consumer holds
-  /// every slot (release a lease first).
+  /// every slot (release a lease first); kCancelled once closed.
   Result<Lease> Next();
+
+  /// Next, waiting at most `timeout`: nullopt when it passes first, and then nothing has moved
+  /// (the batch keeps being read; the next call returns it). For a caller that must do
+  /// something between waits, e.g. Python handling Ctrl-C, without a thread of its own. When
+  /// the consumer reads the batch itself (LoaderConfig::consumer_produces), the call returns
+  /// once that batch is read, which may be after `timeout`.
+  Result<std::optional<Lease>> NextFor(std::chrono::nanoseconds timeout);
+
+  /// Cancels the batches in flight and waits for the loader's tasks (not for outstanding
+  /// leases, which stay valid). A Next waiting on another thread returns kCancelled.
+  /// Idempotent; every call but the destructor then returns kCancelled.
+  void Close();
 
   /// Moves to batch 0 of `epoch`; batches read ahead are dropped. Held leases stay valid.
   Status SetEpoch(int64_t epoch);
@@ -229,9 +243,9 @@ class Loader {
   const Sampler& sampler() const;
 
  private:
-  explicit Loader(std::shared_ptr<internal_loader::LoaderCore> core);
+  explicit Loader(std::shared_ptr<internal_loader::LoaderEngine> engine);
 
-  std::shared_ptr<internal_loader::LoaderCore> core_;
+  std::shared_ptr<internal_loader::LoaderEngine> engine_;
 };
 
 }  // namespace patchfeed::loader

@@ -4,11 +4,9 @@
 
 /// \file
 /// What the loader counts while it runs: bytes through each stage, time each side of the ring
-/// waited, ring occupancy, errors. LoaderMetrics is a plain snapshot; MetricsCounters holds the
-/// live values as relaxed atomics, so workers bump them without a lock and reading a snapshot
-/// costs a few loads (the fields of one snapshot are not read at one instant).
+/// waited, ring occupancy, errors. LoaderMetrics is a plain snapshot (Loader::metrics()); the
+/// live counters are internal (internal/metrics_counters.h).
 
-#include <atomic>
 #include <cstdint>
 
 namespace patchfeed::loader {
@@ -43,53 +41,6 @@ struct LoaderMetrics {
   int64_t files_open = 0;    ///< frames in the open-file cache now
 };
 
-namespace internal_loader {
-
-/// The live counters behind LoaderMetrics. Thread-safe; all updates are relaxed.
-struct MetricsCounters {
-  std::atomic<int64_t> batches_delivered{0};
-  std::atomic<int64_t> batches_failed{0};
-  std::atomic<int64_t> samples_delivered{0};
-  std::atomic<int64_t> samples_skipped{0};
-  std::atomic<int64_t> read_errors{0};
-  std::atomic<int64_t> bytes_read{0};
-  std::atomic<int64_t> bytes_decoded{0};
-  std::atomic<int64_t> bytes_delivered{0};
-  std::atomic<int64_t> consumer_wait_ns{0};
-  std::atomic<int64_t> producer_wait_ns{0};
-  std::atomic<int> slots_free{0};
-  std::atomic<int> slots_producing{0};
-  std::atomic<int> slots_ready{0};
-  std::atomic<int> slots_leased{0};
-
-  static void Add(std::atomic<int64_t>& counter, int64_t value) {
-    counter.fetch_add(value, std::memory_order_relaxed);
-  }
-
-  /// Everything but the file counts, which the open-file cache keeps.
-  LoaderMetrics Snapshot(int slots) const {
-    constexpr auto r = std::memory_order_relaxed;
-    LoaderMetrics m;
-    m.batches_delivered = batches_delivered.load(r);
-    m.batches_failed = batches_failed.load(r);
-    m.samples_delivered = samples_delivered.load(r);
-    m.samples_skipped = samples_skipped.load(r);
-    m.read_errors = read_errors.load(r);
-    m.bytes_read = bytes_read.load(r);
-    m.bytes_decoded = bytes_decoded.load(r);
-    m.bytes_delivered = bytes_delivered.load(r);
-    m.consumer_wait_ns = consumer_wait_ns.load(r);
-    m.producer_wait_ns = producer_wait_ns.load(r);
-    m.slots = slots;
-    m.slots_free = slots_free.load(r);
-    m.slots_producing = slots_producing.load(r);
-    m.slots_ready = slots_ready.load(r);
-    m.slots_leased = slots_leased.load(r);
-    return m;
-  }
-};
-
-}  // namespace internal_loader
 }  // namespace patchfeed::loader
 
 #endif  // PATCHFEED_LOADER_METRICS_H_

@@ -143,7 +143,7 @@ Status RunThroughput(const Options& o) {
   PATCHFEED_ASSIGN_OR_RETURN(auto loader, pl::Loader::Create(config));
   // Create starts producing at once: drain the prefilled ring first, so the timed window
   // covers steady-state production (the ring is full at both ends of it).
-  for (int k = 0; k < config.num_slots; ++k) {
+  for (int k = 0; k < config.ring_size; ++k) {
     PATCHFEED_ASSIGN_OR_RETURN(pl::Lease batch, loader->Next());
   }
   const pl::LoaderMetrics m0 = loader->metrics();
@@ -180,7 +180,7 @@ double Median(std::vector<double> v) {
 Status RunLatency(const Options& o) {
   PATCHFEED_ASSIGN_OR_RETURN(pl::Dataset ds, OpenDataset(o));
   pl::LoaderConfig config = MakeConfig(o, ds, 1);
-  config.num_slots = 1;
+  config.ring_size = 1;
   PATCHFEED_ASSIGN_OR_RETURN(auto loader, pl::Loader::Create(std::move(config)));
   std::vector<codec::NdArrayReader> readers;  // array 0 of every case, opened up front
   for (int64_t c = 0; c < ds.num_cases(); ++c) {

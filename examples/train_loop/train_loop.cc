@@ -134,7 +134,7 @@ Status Run(const Options& o) {
   config.sampler.oversample_foreground = o.oversample;
   config.sampler.seed = 42;
   config.num_threads = o.threads;
-  config.num_slots = o.slots;
+  config.ring_size = o.slots;
   PATCHFEED_ASSIGN_OR_RETURN(std::unique_ptr<pl::Loader> loader, pl::Loader::Create(config));
   std::printf("%lld cases, %d threads, ring of %d slots (%s), batch",
               static_cast<long long>(loader->num_cases()), loader->num_threads(), o.slots,

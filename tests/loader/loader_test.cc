@@ -21,6 +21,8 @@
 namespace patchfeed::loader {
 namespace {
 
+using internal_loader::PageSize;
+using internal_loader::RoundUpToPage;
 using testing::BatchSnapshot;
 using testing::ExpectMatchesNaiveRead;
 using ::testing::HasSubstr;
@@ -217,7 +219,7 @@ TEST(LoaderTest, LeasesHoldSlotsUntilReleased) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
-  c.num_slots = 2;
+  c.ring_size = 2;
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   ASSERT_OK_AND_ASSIGN(Lease a, loader->Next());
   ASSERT_OK_AND_ASSIGN(Lease b, loader->Next());
@@ -276,7 +278,7 @@ TEST(LoaderTest, RefusesConfigurationsOverTheMemoryBudget) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
-  c.memory_budget_bytes = 64 << 10;
+  c.memory_budget = 64 << 10;
   EXPECT_THAT(Loader::Create(c),
               StatusIs(StatusCode::kResourceExhausted,
                        ::testing::AllOf(HasSubstr("ring 3 slots"), HasSubstr("memory budget"))));
@@ -293,8 +295,8 @@ TEST(LoaderTest, RejectsInconsistentArraysAndOptions) {
   c.arrays = {{"seg", std::nullopt}, {"labels", std::nullopt}};
   EXPECT_THAT(Loader::Create(c), StatusIs(StatusCode::kInvalidArgument, HasSubstr("'labels'")));
   c = TinyConfig(ds);
-  c.num_slots = 0;
-  EXPECT_THAT(Loader::Create(c), StatusIs(StatusCode::kInvalidArgument, HasSubstr("num_slots")));
+  c.ring_size = 0;
+  EXPECT_THAT(Loader::Create(c), StatusIs(StatusCode::kInvalidArgument, HasSubstr("ring_size")));
   // Only the seg array, with a custom pad value.
   c = TinyConfig(ds);
   c.arrays = {{"seg", 7.0}};
@@ -308,7 +310,7 @@ TEST(LoaderTest, DestroyingWithBatchesInFlightNeitherHangsNorLeaks) {
   for (int round = 0; round < 5; ++round) {
     LoaderConfig c = TinyConfig(ds);
     c.num_threads = 1 + round % 3;
-    c.num_slots = 4;
+    c.ring_size = 4;
     c.min_task_bytes = 0;
     ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
     if (round == 0) {

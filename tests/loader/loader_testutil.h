@@ -69,7 +69,7 @@ inline LoaderConfig TinyConfig(Dataset dataset) {
   c.sampler.oversample_foreground = 0;
   c.sampler.seed = 7;
   c.num_threads = 2;
-  c.num_slots = 3;
+  c.ring_size = 3;
   c.min_task_bytes = 1024;  // small: exercises splitting, grouping and stealing
   c.pin_memory = PinMode::kOff;
   return c;

@@ -3,7 +3,7 @@
 // registered and unregistered through a dlopen'd libcudart.so when there is one (ctest runs
 // the *FakeRuntime* cases again with tests/loader/fake_cudart.cc first on LD_LIBRARY_PATH).
 
-#include "loader/pinned_memory.h"
+#include "loader/internal/pinned_memory.h"
 
 #include <dlfcn.h>
 
@@ -19,7 +19,7 @@
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 namespace {
 
 using ::testing::HasSubstr;
@@ -86,12 +86,12 @@ TEST(PinnedMemoryTest, FakeRuntimePinsTheWholeRing) {
   if (!FakeRuntime()) {
     GTEST_SKIP() << "ctest runs this with a fake libcudart.so (loader_test_with_fake_cudart)";
   }
-  testing::TempDir dir;
+  loader::testing::TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds,
-                       WriteSyntheticDataset(dir.path(), testing::TinyDatasetOptions(2)));
-  LoaderConfig c = testing::TinyConfig(ds);
+                       WriteSyntheticDataset(dir.path(), loader::testing::TinyDatasetOptions(2)));
+  LoaderConfig c = loader::testing::TinyConfig(ds);
   c.pin_memory = PinMode::kRequire;
-  c.num_slots = 4;
+  c.ring_size = 4;
   const long before = FakeCounter("fake_cudart_live_registrations");
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   EXPECT_TRUE(loader->pinned());
@@ -107,4 +107,4 @@ TEST(PinnedMemoryTest, FakeRuntimePinsTheWholeRing) {
 }
 
 }  // namespace
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

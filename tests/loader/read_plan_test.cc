@@ -2,7 +2,7 @@
 // SplitBoxAtChunks / GroupCells: cells tile the box exactly, each touches one chunk (or none,
 // when all padding), and reading the cells one by one equals reading the box whole.
 
-#include "loader/read_plan.h"
+#include "loader/internal/read_plan.h"
 
 #include <numeric>
 #include <vector>
@@ -14,7 +14,7 @@
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 namespace {
 
 codec::NdGeometry Geometry(std::vector<int64_t> shape, std::vector<int32_t> chunk,
@@ -131,4 +131,4 @@ TEST(ReadPlanTest, ReadingCellByCellEqualsReadingTheBox) {
 }
 
 }  // namespace
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

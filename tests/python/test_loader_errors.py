@@ -36,7 +36,7 @@ def test_missing_seg_names_the_file(dataset_dir):
     "kwargs,match",
     [
         ({"batch_size": 0}, "batch"),
-        ({"ring_size": 0}, "num_slots"),
+        ({"ring_size": 0}, "ring_size"),  # one name in Python and C++ (was num_slots)
         ({"num_threads": -1}, "num_threads"),
         ({"epoch_mode": "sometimes"}, "epoch_mode"),
         ({"io_mode": "carrier-pigeon"}, "io_mode"),

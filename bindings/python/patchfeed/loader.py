@@ -258,7 +258,7 @@ class Loader:
             "foreground": foreground,
             "foreground_keys": [list(k) for k in (foreground_keys or [])],
             "num_threads": num_threads,
-            "num_slots": ring_size,
+            "ring_size": ring_size,
             "max_open_files": max_open_files,
             "io_mode": io_mode,
             "pin_memory": _pin_mode(pin_memory),
@@ -487,5 +487,5 @@ class Loader:
         # Host batches whose copy finished go back to the ring; if the copies still running
         # hold all but one slot, wait for the oldest so the loader can produce into it.
         self._copies = [(e, h) for e, h in self._copies if not e.query()]
-        while self._copies and len(self._copies) >= self._options["num_slots"] - 1:
+        while self._copies and len(self._copies) >= self._options["ring_size"] - 1:
             self._copies.pop(0)[0].synchronize()

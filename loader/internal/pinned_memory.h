@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_PINNED_MEMORY_H_
-#define PATCHFEED_LOADER_PINNED_MEMORY_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_PINNED_MEMORY_H_
+#define PATCHFEED_LOADER_INTERNAL_PINNED_MEMORY_H_
 
 /// \file
 /// Page-aligned host buffers for batches, page-locked ("pinned") through the CUDA runtime when
@@ -19,14 +19,9 @@
 #include <string>
 
 #include "common/result.h"
+#include "loader/batch_view.h"
 
-namespace patchfeed::loader {
-
-enum class PinMode : uint8_t {
-  kAuto,     ///< pin when the CUDA runtime and a device are there, plain memory otherwise
-  kOff,      ///< plain memory
-  kRequire,  ///< pin or fail
-};
+namespace patchfeed::loader::internal_loader {
 
 /// Whether libcudart could be loaded and exposes cudaHostRegister (looked up once).
 bool CudaRuntimeAvailable();
@@ -66,6 +61,6 @@ class HostBuffer {
   std::string unpinned_reason_;
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_PINNED_MEMORY_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_PINNED_MEMORY_H_

@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_TASK_SPAWN_H_
-#define PATCHFEED_LOADER_TASK_SPAWN_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_TASK_SPAWN_H_
+#define PATCHFEED_LOADER_INTERNAL_TASK_SPAWN_H_
 
 /// \file
 /// The loader's only ways to hand work to oneTBB: RunTask (into a task_group) and EnqueueTask
@@ -104,4 +104,4 @@ void EnqueueTask(tbb::task_arena& arena, tbb::task_group& group, TsanToken* done
 
 }  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_TASK_SPAWN_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_TASK_SPAWN_H_

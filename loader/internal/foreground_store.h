@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_FOREGROUND_STORE_H_
-#define PATCHFEED_LOADER_FOREGROUND_STORE_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_FOREGROUND_STORE_H_
+#define PATCHFEED_LOADER_INTERNAL_FOREGROUND_STORE_H_
 
 /// \file
 /// The loader's foreground indexes, one per case (foreground_index.h): built or loaded once
@@ -22,7 +22,7 @@
 #include "common/result.h"
 #include "loader/foreground_index.h"
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 
 class ForegroundStore {
  public:
@@ -62,6 +62,6 @@ class ForegroundStore {
   mutable std::list<std::pair<int64_t, Index>> lazy_;  // most recent first
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_FOREGROUND_STORE_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_FOREGROUND_STORE_H_

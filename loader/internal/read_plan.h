@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_READ_PLAN_H_
-#define PATCHFEED_LOADER_READ_PLAN_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_READ_PLAN_H_
+#define PATCHFEED_LOADER_INTERNAL_READ_PLAN_H_
 
 /// \file
 /// Splits one sample's box of one array into cells that each touch at most one chunk, so the
@@ -19,7 +19,7 @@
 #include "codec/b2nd_meta.h"
 #include "codec/nd_reader.h"
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 
 struct ReadCell {
   codec::Box box;              ///< array coordinates, may cross the border
@@ -50,6 +50,6 @@ std::vector<size_t> GroupCells(std::span<const ReadCell> cells, int64_t min_byte
 /// "[0:1, -3:13, 2:18]", for messages.
 std::string BoxToString(const codec::Box& box);
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_READ_PLAN_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_READ_PLAN_H_

@@ -1,10 +1,10 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/read_plan.h"
+#include "loader/internal/read_plan.h"
 
 #include <algorithm>
 #include <string>
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 namespace {
 
 // Floor division for possibly negative numerators.
@@ -167,4 +167,4 @@ std::string BoxToString(const codec::Box& box) {
   return s + "]";
 }
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

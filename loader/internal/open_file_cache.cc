@@ -1,10 +1,10 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/open_file_cache.h"
+#include "loader/internal/open_file_cache.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 
 OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity, codec::FrameOpenOptions options)
     : dataset_(std::move(dataset)), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
@@ -62,4 +62,4 @@ int64_t OpenFileCache::opens() const {
   return opens_;
 }
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

@@ -1,9 +1,9 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/foreground_store.h"
+#include "loader/internal/foreground_store.h"
 
 #include <numeric>
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 
 ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims,
                                  std::vector<LabelSet> keys, uint64_t seed, int64_t resident_bytes)
@@ -77,4 +77,4 @@ Result<std::vector<int64_t>> ForegroundStore::Voxel(int64_t case_index, int64_t 
   return index->Voxel(key, voxel);
 }
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

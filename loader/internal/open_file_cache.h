@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_OPEN_FILE_CACHE_H_
-#define PATCHFEED_LOADER_OPEN_FILE_CACHE_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_OPEN_FILE_CACHE_H_
+#define PATCHFEED_LOADER_INTERNAL_OPEN_FILE_CACHE_H_
 
 /// \file
 /// A bounded set of open `.b2nd` frames, keyed by (case, array), least recently used closed
@@ -25,7 +25,7 @@
 #include "common/result.h"
 #include "loader/dataset.h"
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 
 class OpenFileCache {
  public:
@@ -55,6 +55,6 @@ class OpenFileCache {
   int64_t opens_ = 0;
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_OPEN_FILE_CACHE_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_OPEN_FILE_CACHE_H_

@@ -1,19 +1,15 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// LoaderCore's augmented samples: the read fused with nnU-Net's augmentation. The sampler draws
-// nnU-Net's enlarged crop, but only the window of it that the spatial transform samples is
-// read: when no rotation or scaling is drawn (64 % of nnU-Net's samples) that window is the
-// patch itself, read straight into the batch slot; otherwise it is read into per-worker staging
-// and resampled into the slot. The rest of the pipeline then runs in place on the slot.
-// One task per sample: its work (a read of ~10 MB and a resampling) is large enough to
-// balance across the arena, and its steps depend on each other.
+#include "loader/internal/augmented_sample.h"
+
+// The sampler draws nnU-Net's enlarged crop, but only the window of it that the spatial
+// transform samples is read: when no rotation or scaling is drawn (64 % of nnU-Net's samples)
+// that window is the patch itself, read straight into the batch slot; otherwise it is read into
+// per-worker staging and resampled into the slot. The rest of the pipeline then runs in place.
 
 #include <array>
 #include <cmath>
 #include <string>
 #include <utility>
-
-#include "loader/batch_round.h"
-#include "loader/loader_core.h"
 
 namespace patchfeed::loader::internal_loader {
 namespace {
@@ -101,83 +97,78 @@ bool FootprintWants(const void* context, const int64_t* lo, const int64_t* hi) {
 
 }  // namespace
 
-StreamId LoaderCore::AugmentStream(const Round& round, int64_t sample) const {
+StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
   // Keyed by the sample's position in the global batch, so a rank's samples augment the same
   // however the batch is split over ranks.
   return StreamId{.seed = parts_.config.sampler.seed,
-                  .epoch = round.epoch,
-                  .batch = round.batch,
+                  .epoch = batch.epoch,
+                  .batch = batch.batch,
                   .rank = 0,
                   .position = static_cast<uint32_t>(parts_.sampler->rank_offset() + sample)};
 }
 
-void LoaderCore::PlanAugmentedSample(int slot_index, int64_t sample, Round& round) {
-  const SampleSpec& spec =
-      slots_[static_cast<size_t>(slot_index)].specs[static_cast<size_t>(sample)];
+void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const {
   const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
   const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
-  augment::NnUNetAugmentParams& params = round.augment_params[static_cast<size_t>(sample)];
-  params = augment::DrawNnUNetAugmentParams(pipeline, AugmentStream(round, sample),
-                                            parts_.outputs[0].channels);
-  augment::CropWindow& window = round.augment_windows[static_cast<size_t>(sample)];
-  window = augment::NnUNetSpatialWindow(params, pipeline, crop);
+  AugmentedTask task;
+  task.sample = sample;
+  task.params = augment::DrawNnUNetAugmentParams(pipeline, Stream(round.batch(), sample),
+                                                 parts_.outputs[0].channels);
+  task.window = augment::NnUNetSpatialWindow(task.params, pipeline, crop);
+  task.first_read = round.reads().size();
   // Without rotation or scaling the window is the patch: read it straight into the slot.
-  const bool direct = !params.spatial.transforms();
-  round.augmented.push_back(round.jobs.size());
+  const bool direct = !task.params.spatial.transforms();
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
-    ReadJob job;
-    job.sample = sample;
-    job.output = o;
-    job.case_index = spec.case_index;
-    job.box.start.push_back(0);
-    job.box.stop.push_back(out.channels);
+    SampleRead read;
+    read.sample = sample;
+    read.output = o;
+    read.case_index = spec.case_index;
+    read.box.start.push_back(0);
+    read.box.stop.push_back(out.channels);
     for (size_t d = 0; d < crop.size(); ++d) {
-      job.box.start.push_back(spec.box_start[d] + window.origin[d]);
-      job.box.stop.push_back(spec.box_start[d] + window.origin[d] + window.shape[d]);
+      read.box.start.push_back(spec.box_start[d] + task.window.origin[d]);
+      read.box.stop.push_back(spec.box_start[d] + task.window.origin[d] + task.window.shape[d]);
     }
     if (direct) {
-      const ArrayView& view = parts_.ring.views(slot_index)[o];
-      job.base = view.data + sample * view.byte_strides[0];
-      job.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
+      const ArrayView& view = parts_.ring.views(round.slot())[o];
+      read.base = view.data + sample * view.byte_strides[0];
+      read.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
     } else {
       // Staging is C-contiguous (channels, *window); its address is the worker's.
-      job.strides.resize(crop.size() + 1);
+      read.strides.resize(crop.size() + 1);
       int64_t stride = out.itemsize;
       for (size_t d = crop.size(); d-- > 0;) {
-        job.strides[d + 1] = stride;
-        stride *= window.shape[d];
+        read.strides[d + 1] = stride;
+        stride *= task.window.shape[d];
       }
-      job.strides[0] = stride;
+      read.strides[0] = stride;
     }
-    round.jobs.push_back(std::move(job));
+    round.AddRead(std::move(read));
   }
+  round.augmented.push_back(std::move(task));
 }
 
-void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
-  if (round.Cancelled()) {
+void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
+                           const SampleSpec& spec) noexcept {
+  if (round.cancelled()) {
     return;
   }
-  const ReadJob& image_job = round.jobs[first_job];
-  const int64_t sample = image_job.sample;
-  const augment::NnUNetAugmentParams& params = round.augment_params[static_cast<size_t>(sample)];
+  const SampleRead& image_read = round.reads()[task.first_read];
+  const int64_t sample = task.sample;
+  const augment::NnUNetAugmentParams& params = task.params;
   const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
   const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
   const int dims = static_cast<int>(crop.size());
   const bool direct = !params.spatial.transforms();
   const bool has_seg = parts_.outputs.size() > 1;
-  AugmentStaging& staging = augment_scratch_.local();
-  codec::BoxReadScratch& scratch = scratch_.local();
-  const int64_t read_before = scratch.decoder.compressed_bytes_read();
-  const int64_t decoded_before = scratch.decoder.bytes_decoded();
+  Staging& staging = staging_.local();
 
   // 3D rotations and scalings read only the blocks near the sampling positions.
   Footprint footprint;
   codec::BlockFilter filter;
   if (!direct && dims == 3 && !pipeline.dummy_2d && !params.spatial.do_deform) {
     const auto a = augment::SpatialAffineMatrix(params.spatial, 3);
-    const SampleSpec& spec =
-        slots_[static_cast<size_t>(round.slot)].specs[static_cast<size_t>(sample)];
     for (int d = 0; d < 3; ++d) {
       const auto i = static_cast<size_t>(d);
       footprint.centre[i] =
@@ -190,15 +181,14 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
     filter = {&FootprintWants, &footprint};
   }
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
-    const ReadJob& job = round.jobs[first_job + o];
-    const OutputArray& out = parts_.outputs[o];
-    std::vector<int64_t> extents(job.box.start.size());
+    const SampleRead& read = round.reads()[task.first_read + o];
+    std::vector<int64_t> extents(read.box.start.size());
     int64_t items = 1;
     for (size_t d = 0; d < extents.size(); ++d) {
-      extents[d] = job.box.stop[d] - job.box.start[d];
+      extents[d] = read.box.stop[d] - read.box.start[d];
       items *= extents[d];
     }
-    std::byte* base = job.base;
+    std::byte* base = read.base;
     if (!direct) {
       if (o == 0) {
         staging.image.resize(static_cast<size_t>(items));
@@ -208,19 +198,12 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
         base = reinterpret_cast<std::byte*>(staging.seg.data());
       }
     }
-    auto reader = parts_.files->Get(job.case_index, out.dataset_array);
-    Status st = reader.ok() ? (*reader)->ReadBox(job.box, codec::NdView{base, extents, job.strides},
-                                                 out.pad_item, scratch, filter)
-                            : reader.status();
-    if (!st.ok()) {
-      RecordError(round, job, nullptr, st);
+    if (!reader_.ReadBox(round, read, codec::NdView{base, extents, read.strides}, filter)) {
       return;
     }
   }
-  MetricsCounters::Add(counters_.bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
-  MetricsCounters::Add(counters_.bytes_read, scratch.decoder.compressed_bytes_read() - read_before);
 
-  const int slot = round.slot;
+  const int slot = round.slot();
   const SampleView<float> image = SlotSample<float>(parts_.ring.views(slot)[0], sample);
   SampleView<int16_t> seg;
   seg.channels = 0;
@@ -231,7 +214,7 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
   Status st;
   if (!direct) {
     // Where the window lies in the crop, for the resampler's crop-relative positions.
-    const augment::CropWindow& planned = round.augment_windows[static_cast<size_t>(sample)];
+    const augment::CropWindow& planned = task.window;
     SampleView<const int16_t> seg_window;
     seg_window.channels = 0;
     seg_window.spatial_dims = dims;
@@ -244,11 +227,11 @@ void LoaderCore::AugmentSample(Round& round, size_t first_job) noexcept {
         image, seg, staging.pipeline);
   }
   if (st.ok()) {
-    st = augment::ApplyNnUNetAfterSpatial(params, pipeline, AugmentStream(round, sample), image,
+    st = augment::ApplyNnUNetAfterSpatial(params, pipeline, Stream(round.batch(), sample), image,
                                           seg, staging.pipeline);
   }
   if (!st.ok()) {
-    RecordError(round, image_job, nullptr, st.WithContext("augmentation"));
+    reader_.Fail(round, image_read, nullptr, st.WithContext("augmentation"));
   }
 }
 

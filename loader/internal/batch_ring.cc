@@ -1,9 +1,9 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/batch_ring.h"
+#include "loader/internal/batch_ring.h"
 
 #include <utility>
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 namespace {
 
 int64_t ArrayBytes(const RingArraySpec& a) {
@@ -24,15 +24,15 @@ int64_t BatchRing::SlotBytes(const std::vector<RingArraySpec>& arrays) {
   return total;
 }
 
-Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, int num_slots,
+Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, int ring_size,
                                     PinMode pin) {
-  if (num_slots < 1) {
+  if (ring_size < 1) {
     return InvalidArgumentError("the batch ring needs at least one slot");
   }
   BatchRing ring;
   ring.slot_bytes_ = SlotBytes(arrays);
   ring.pinned_ = pin != PinMode::kOff;
-  for (int k = 0; k < num_slots; ++k) {
+  for (int k = 0; k < ring_size; ++k) {
     Slot slot;
     PATCHFEED_ASSIGN_OR_RETURN(slot.memory,
                                HostBuffer::Allocate(static_cast<size_t>(ring.slot_bytes_), pin));
@@ -65,4 +65,4 @@ Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, in
   return ring;
 }
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

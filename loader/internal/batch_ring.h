@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_BATCH_RING_H_
-#define PATCHFEED_LOADER_BATCH_RING_H_
+#ifndef PATCHFEED_LOADER_INTERNAL_BATCH_RING_H_
+#define PATCHFEED_LOADER_INTERNAL_BATCH_RING_H_
 
 /// \file
 /// The memory of the batch ring: K slots, each holding every output array of one batch, laid
@@ -9,7 +9,7 @@
 /// the ring is made and reused for every batch after.
 ///
 /// The ring owns memory and views only; which slot is free, being produced, ready or leased
-/// is the loader's bookkeeping (loader_core.h). Immutable after Create: thread-safe to read,
+/// is the scheduler's bookkeeping (slot_scheduler.h). Immutable after Create: thread-safe to read,
 /// and a slot's bytes belong to whoever the loader says owns the slot.
 
 #include <cstddef>
@@ -18,20 +18,10 @@
 #include <vector>
 
 #include "common/result.h"
-#include "loader/pinned_memory.h"
+#include "loader/batch_view.h"
+#include "loader/internal/pinned_memory.h"
 
-namespace patchfeed::loader {
-
-/// One output array of a batch: element (i0, .., in-1) is at data + sum(i_d * byte_strides[d]).
-struct ArrayView {
-  std::string name;   ///< the dataset's array name, e.g. "image"
-  std::string dtype;  ///< NumPy dtype string, e.g. "<f4", "<i2"
-  int64_t itemsize = 0;
-  std::byte* data = nullptr;
-  std::vector<int64_t> shape;         ///< (B, C, *patch)
-  std::vector<int64_t> byte_strides;  ///< C-contiguous
-  int64_t nbytes = 0;
-};
+namespace patchfeed::loader::internal_loader {
 
 /// Shape and type of one output array (no memory yet).
 struct RingArraySpec {
@@ -46,12 +36,12 @@ class BatchRing {
   /// Bytes of one slot: every array rounded up to whole pages.
   static int64_t SlotBytes(const std::vector<RingArraySpec>& arrays);
 
-  /// Allocates `num_slots` slots. With PinMode::kAuto a slot that cannot be pinned is plain;
+  /// Allocates `ring_size` slots. With PinMode::kAuto a slot that cannot be pinned is plain;
   /// pinned() is true only when all are.
-  static Result<BatchRing> Create(const std::vector<RingArraySpec>& arrays, int num_slots,
+  static Result<BatchRing> Create(const std::vector<RingArraySpec>& arrays, int ring_size,
                                   PinMode pin);
 
-  int num_slots() const { return static_cast<int>(slots_.size()); }
+  int ring_size() const { return static_cast<int>(slots_.size()); }
   int64_t slot_bytes() const { return slot_bytes_; }
   bool pinned() const { return pinned_; }
   /// Why the ring is not pinned ("" when it is or pinning was off).
@@ -73,6 +63,6 @@ class BatchRing {
   std::string unpinned_reason_;
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader
 
-#endif  // PATCHFEED_LOADER_BATCH_RING_H_
+#endif  // PATCHFEED_LOADER_INTERNAL_BATCH_RING_H_

@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/pinned_memory.h"
+#include "loader/internal/pinned_memory.h"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-namespace patchfeed::loader {
+namespace patchfeed::loader::internal_loader {
 namespace {
 
 // The three entry points we use, with the runtime API's C signatures (cudaError_t is an int
@@ -145,4 +145,4 @@ void HostBuffer::Reset() {
   pinned_ = false;
 }
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::loader::internal_loader

@@ -1,0 +1,52 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_AUGMENTED_SAMPLE_H_
+#define PATCHFEED_LOADER_INTERNAL_AUGMENTED_SAMPLE_H_
+
+/// \file
+/// The batch producer's second kind of sample task: a read fused with nnU-Net's augmentation
+/// (docs/augment.md). Plan draws the sample's augmentation and the window of its crop the
+/// spatial transform samples; Run reads that window (into the slot when no rotation or scaling
+/// was drawn, else into this worker's staging) and runs the pipeline into the slot. One task
+/// per sample: its work (a read of ~10 MB and a resampling) balances across the arena, and its
+/// steps depend on each other. Thread-safe: staging is per worker.
+
+#include <cstdint>
+#include <vector>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
+
+#include "augment/nnunet_pipeline.h"
+#include "common/random.h"
+#include "loader/internal/loader_setup.h"
+#include "loader/internal/read_round.h"
+#include "loader/internal/sample_reader.h"
+
+namespace patchfeed::loader::internal_loader {
+
+class AugmentedSamples {
+ public:
+  AugmentedSamples(const LoaderParts& parts, SampleReader* reader)
+      : parts_(parts), reader_(*reader) {}
+
+  /// Adds the reads and the task of sample `sample` (drawn as `spec`) to `round`.
+  void Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const;
+  /// Reads and augments one planned sample into the slot; errors go to the round.
+  void Run(ReadRound& round, const AugmentedTask& task, const SampleSpec& spec) noexcept;
+
+ private:
+  struct Staging {
+    augment::NnUNetAugmentScratch pipeline;
+    std::vector<float> image;
+    std::vector<int16_t> seg;
+  };
+  /// The random stream of a sample: its position in the global batch.
+  StreamId Stream(BatchId batch, int64_t sample) const;
+
+  const LoaderParts& parts_;
+  SampleReader& reader_;
+  tbb::enumerable_thread_specific<Staging> staging_;
+};
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_AUGMENTED_SAMPLE_H_

@@ -1,0 +1,316 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/internal/loader_setup.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include <oneapi/tbb/task_group.h>
+
+#include "common/random.h"
+#include "loader/internal/memory_budget.h"
+#include "loader/internal/task_spawn.h"
+
+namespace patchfeed::loader::internal_loader {
+namespace {
+
+std::string ShapeToString(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    s += (d ? ", " : "") + std::to_string(shape[d]);
+  }
+  return s + ")";
+}
+
+Status CheckOptions(const LoaderConfig& c) {
+  if (c.dataset.num_cases() == 0) {
+    return InvalidArgumentError("loader: the dataset has no cases");
+  }
+  if (c.num_threads < 0) {
+    return InvalidArgumentError("loader: num_threads must be >= 0");
+  }
+  if (c.ring_size < 1) {
+    return InvalidArgumentError("loader: ring_size must be >= 1");
+  }
+  if (c.max_open_files < 1) {
+    return InvalidArgumentError("loader: max_open_files must be >= 1");
+  }
+  if (c.max_redraws < 0 || c.min_task_bytes < 0 || c.memory_budget < 0) {
+    return InvalidArgumentError("loader: max_redraws, min_task_bytes and budget must be >= 0");
+  }
+  if (c.start_epoch < 0 || c.start_batch < 0) {
+    return InvalidArgumentError("loader: the start position must be >= 0");
+  }
+  if (c.augment) {
+    const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
+    PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
+    const auto dims = static_cast<size_t>(a.spatial_dims);
+    if (c.sampler.patch_size.size() != dims) {
+      return InvalidArgumentError("loader: augmentation for " + std::to_string(dims) +
+                                  "-D patches, the sampler's crop has " +
+                                  std::to_string(c.sampler.patch_size.size()) + " axes");
+    }
+    for (size_t d = 0; d < dims; ++d) {
+      if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d]) {
+        return InvalidArgumentError(
+            "loader: the augmented patch " +
+            ShapeToString({a.patch_size.begin(), a.patch_size.begin() + dims}) +
+            " must fit in the sampler's crop " + ShapeToString(c.sampler.patch_size));
+      }
+    }
+    if (a.dummy_2d && a.patch_size[0] != c.sampler.patch_size[0]) {
+      return InvalidArgumentError("loader: dummy 2D augmentation needs the crop's axis 0 (" +
+                                  std::to_string(c.sampler.patch_size[0]) +
+                                  ") equal to the patch's (" + std::to_string(a.patch_size[0]) +
+                                  ")");
+    }
+  }
+  return Status::Ok();
+}
+
+// With augmentation the batch holds the image and the segmentation, in that order.
+Status CheckAugmentOutputs(const LoaderConfig& c, const std::vector<OutputArray>& outputs) {
+  const AugmentOptions& a = *c.augment;
+  std::vector<std::string> want = {a.image_array};
+  if (!a.seg_array.empty()) {
+    want.push_back(a.seg_array);
+  }
+  std::vector<std::string> have;
+  for (const OutputArray& o : outputs) {
+    have.push_back(o.name);
+  }
+  if (have != want) {
+    std::string w;
+    for (const auto& n : want) {
+      w += (w.empty() ? "'" : ", '") + n + "'";
+    }
+    return InvalidArgumentError("loader: with augmentation the batch holds exactly " + w +
+                                " (set LoaderConfig::arrays to those, or leave it empty)");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
+  std::vector<ArrayOptions> wanted = c.arrays;
+  if (wanted.empty() && c.augment) {
+    wanted.push_back({c.augment->image_array, std::nullopt});
+    if (!c.augment->seg_array.empty()) {
+      wanted.push_back({c.augment->seg_array, std::nullopt});
+    }
+  }
+  if (wanted.empty()) {
+    for (const auto& name : c.dataset.array_names()) {
+      wanted.push_back({name, std::nullopt});
+    }
+  }
+  std::vector<OutputArray> outputs;
+  for (const ArrayOptions& a : wanted) {
+    OutputArray o;
+    o.name = a.name;
+    o.dataset_array = c.dataset.array_index(a.name);
+    if (o.dataset_array < 0) {
+      return InvalidArgumentError("loader: the dataset has no array '" + a.name + "'");
+    }
+    for (const auto& prev : outputs) {
+      if (prev.name == a.name) {
+        return InvalidArgumentError("loader: array '" + a.name + "' twice");
+      }
+    }
+    // Stash the pad value as 8 bytes until the dtype is known.
+    const bool is_seg = a.name == "seg" || (c.augment && a.name == c.augment->seg_array);
+    const double pad = a.pad_value.value_or(is_seg ? -1.0 : 0.0);
+    o.pad_item.resize(sizeof(double));
+    std::memcpy(o.pad_item.data(), &pad, sizeof(double));
+    outputs.push_back(std::move(o));
+  }
+  return outputs;
+}
+
+// Opens every case's arrays in parallel (leaving the most recent ones open in the cache) and,
+// when asked, builds or loads the foreground indexes. Errors name case and file.
+Status ProbeDataset(tbb::task_arena& arena, LoaderParts& p) {
+  const Dataset& ds = p.config.dataset;
+  const int64_t n = ds.num_cases();
+  const size_t outputs = p.outputs.size();
+  p.probes.resize(static_cast<size_t>(n) * outputs);
+  std::vector<Status> errors(static_cast<size_t>(n));
+  TsanToken done;
+  LoaderParts* parts = &p;
+  Status* error_out = errors.data();
+  auto probe_case = [parts, error_out, outputs](int64_t c) {
+    Status& err = error_out[c];
+    for (size_t o = 0; o < outputs && err.ok(); ++o) {
+      auto reader = parts->files->Get(c, parts->outputs[o].dataset_array);
+      if (!reader.ok()) {
+        err = reader.status();
+        break;
+      }
+      parts->probes[static_cast<size_t>(c) * outputs + o] =
+          DescribeArray((*reader)->frame(), (*reader)->meta(), (*reader)->geometry());
+    }
+    if (err.ok() && parts->foreground) {
+      err = parts->foreground->Prepare(c);
+    }
+    if (!err.ok()) {
+      err = err.WithContext("case '" + parts->config.dataset.case_id(c) + "' (#" +
+                            std::to_string(c) + ")");
+    }
+  };
+  arena.execute([&] {
+    tbb::task_group group;
+    for (int64_t c = 0; c < n; ++c) {
+      RunTask(group, &done, [probe_case, c] { probe_case(c); });
+    }
+    group.wait();
+  });
+  TsanAcquire(&done);
+  for (const Status& e : errors) {
+    PATCHFEED_RETURN_IF_ERROR(e);
+  }
+  return Status::Ok();
+}
+
+// Checks that every case's arrays fit the batch layout; fills dtype and channels; returns the
+// sampler's view of the cases.
+Result<std::vector<CaseInfo>> CheckShapes(LoaderParts& p) {
+  const Dataset& ds = p.config.dataset;
+  const size_t ndim = p.config.sampler.patch_size.size() + 1;
+  const size_t outputs = p.outputs.size();
+  std::vector<CaseInfo> cases(static_cast<size_t>(ds.num_cases()));
+  for (int64_t c = 0; c < ds.num_cases(); ++c) {
+    for (size_t o = 0; o < outputs; ++o) {
+      OutputArray& out = p.outputs[o];
+      const ArrayProbe& probe = p.probes[static_cast<size_t>(c) * outputs + o];
+      const auto& shape = probe.geometry.shape;
+      const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name + "' (" +
+                                ds.path(c, out.dataset_array) + ")";
+      if (shape.size() != ndim) {
+        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) + ", want " +
+                                    std::to_string(ndim) + " dimensions (channels, then " +
+                                    std::to_string(ndim - 1) + " spatial axes of the patch)");
+      }
+      const std::vector<int64_t> spatial(shape.begin() + 1, shape.end());
+      if (o == 0) {
+        cases[static_cast<size_t>(c)].spatial_shape = spatial;
+      } else if (spatial != cases[static_cast<size_t>(c)].spatial_shape) {
+        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) +
+                                    "; its spatial axes differ from array '" + p.outputs[0].name +
+                                    "'");
+      }
+      if (c == 0) {
+        out.channels = shape[0];
+        out.dtype = probe.dtype;
+        out.itemsize = probe.geometry.itemsize;
+      } else if (shape[0] != out.channels || probe.dtype != out.dtype ||
+                 probe.geometry.itemsize != out.itemsize) {
+        return InvalidArgumentError(where + " has " + std::to_string(shape[0]) + " channels of '" +
+                                    probe.dtype + "', case '" + ds.case_id(0) + "' " +
+                                    std::to_string(out.channels) + " of '" + out.dtype +
+                                    "': a batch needs them equal");
+      }
+    }
+    if (p.foreground) {
+      cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
+    }
+  }
+  if (p.config.augment) {
+    // The transforms are written for nnU-Net's types.
+    for (size_t o = 0; o < outputs; ++o) {
+      const OutputArray& out = p.outputs[o];
+      const char* want = o == 0 ? "<f4" : "<i2";
+      if (out.dtype != want) {
+        return InvalidArgumentError("loader: augmentation needs array '" + out.name + "' as '" +
+                                    want + "', case '" + ds.case_id(0) + "' has '" + out.dtype +
+                                    "'");
+      }
+    }
+  }
+  for (OutputArray& out : p.outputs) {
+    double pad = 0;
+    std::memcpy(&pad, out.pad_item.data(), sizeof(double));
+    auto item = codec::ItemFromDouble(out.dtype, out.itemsize, pad);
+    if (!item.ok()) {
+      return item.status().WithContext("loader: pad value of '" + out.name + "'");
+    }
+    out.pad_item = std::move(*item);
+  }
+  return cases;
+}
+
+bool WantForeground(const LoaderConfig& c) {
+  using Mode = ForegroundOptions::Mode;
+  if (c.foreground.mode == Mode::kOff) {
+    return false;
+  }
+  if (c.foreground.mode == Mode::kOn) {
+    return true;
+  }
+  const bool forces = c.sampler.oversample_foreground > 0 || c.sampler.annotated_key >= 0;
+  return forces && c.dataset.array_index(c.foreground.seg_array) >= 0;
+}
+
+}  // namespace
+
+Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::task_arena& arena) {
+  PATCHFEED_RETURN_IF_ERROR(CheckOptions(config));
+  LoaderParts p;
+  PATCHFEED_ASSIGN_OR_RETURN(p.outputs, ChooseOutputs(config));
+  if (config.augment) {
+    PATCHFEED_RETURN_IF_ERROR(CheckAugmentOutputs(config, p.outputs));
+  }
+  p.num_threads = num_threads;
+  p.config = std::move(config);
+  const LoaderConfig& c = p.config;
+  p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files,
+                                            codec::FrameOpenOptions{c.io_mode});
+  if (WantForeground(c)) {
+    const int seg = c.dataset.array_index(c.foreground.seg_array);
+    if (seg < 0) {
+      return InvalidArgumentError("loader: foreground sampling needs array '" +
+                                  c.foreground.seg_array + "'");
+    }
+    std::vector<std::string> seg_paths;
+    for (int64_t i = 0; i < c.dataset.num_cases(); ++i) {
+      seg_paths.push_back(c.dataset.path(i, seg));
+    }
+    p.foreground = std::make_unique<ForegroundStore>(
+        std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
+        c.foreground.seed, c.foreground.resident_bytes);
+  }
+  PATCHFEED_RETURN_IF_ERROR(ProbeDataset(arena, p));
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));
+
+  if (c.error_policy == ErrorPolicy::kSkip) {
+    SamplerConfig redraw = c.sampler;
+    redraw.seed = Mix64(c.sampler.seed ^ 0x5EDD1A3Bull);
+    redraw.epoch_mode = EpochMode::kInfinite;
+    redraw.samples_per_epoch = 0;
+    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(std::move(redraw), cases));
+    p.redraw_sampler.emplace(std::move(s));
+  }
+  {
+    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(c.sampler, std::move(cases)));
+    p.sampler.emplace(std::move(s));
+  }
+  const int64_t per_epoch = p.sampler->batches_per_epoch();
+  if (per_epoch >= 0 && c.start_batch > per_epoch) {
+    return InvalidArgumentError("loader: start batch " + std::to_string(c.start_batch) +
+                                " is past the " + std::to_string(per_epoch) + "-batch epoch");
+  }
+
+  std::vector<RingArraySpec> specs;
+  for (const OutputArray& out : p.outputs) {
+    RingArraySpec s{
+        out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
+    for (size_t d = 0; d < c.sampler.patch_size.size(); ++d) {
+      s.shape.push_back(c.augment ? c.augment->pipeline.patch_size[d] : c.sampler.patch_size[d]);
+    }
+    specs.push_back(std::move(s));
+  }
+  PATCHFEED_RETURN_IF_ERROR(CheckMemoryBudget(p, specs));
+  PATCHFEED_ASSIGN_OR_RETURN(p.ring, BatchRing::Create(specs, c.ring_size, c.pin_memory));
+
+  return p;
+}
+
+}  // namespace patchfeed::loader::internal_loader

@@ -1,0 +1,62 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_LOADER_SETUP_H_
+#define PATCHFEED_LOADER_INTERNAL_LOADER_SETUP_H_
+
+/// \file
+/// What Loader::Create works out before the engine starts: the checked configuration, the
+/// output arrays, every case's probe (opened once, in parallel), the foreground indexes, the
+/// samplers and the ring. Nothing here runs after Create.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "common/result.h"
+#include "loader/dataset.h"
+#include "loader/internal/batch_ring.h"
+#include "loader/internal/foreground_store.h"
+#include "loader/internal/open_file_cache.h"
+#include "loader/loader.h"
+#include "loader/sampler.h"
+
+namespace patchfeed::loader::internal_loader {
+
+/// One output array: which dataset array feeds it, its type and how to pad it.
+struct OutputArray {
+  std::string name;
+  int dataset_array = 0;
+  std::string dtype;
+  int64_t itemsize = 0;
+  int64_t channels = 0;
+  std::vector<std::byte> pad_item;
+};
+
+struct LoaderParts {
+  LoaderConfig config;
+  int num_threads = 1;
+  std::vector<OutputArray> outputs;
+  std::vector<ArrayProbe> probes;  ///< [case * outputs.size() + output]
+  std::optional<Sampler> sampler;
+  std::optional<Sampler> redraw_sampler;  ///< ErrorPolicy::kSkip: replacements, infinite
+  std::unique_ptr<ForegroundStore> foreground;
+  std::unique_ptr<OpenFileCache> files;
+  BatchRing ring;
+
+  const ArrayProbe& probe(int64_t case_index, size_t output) const {
+    return probes[static_cast<size_t>(case_index) * outputs.size() + output];
+  }
+};
+
+/// Checks `config` and prepares every part, probing the dataset with `arena`'s `num_threads`
+/// workers. kInvalidArgument for inconsistent options or arrays, kResourceExhausted over the
+/// memory budget; file errors name the case and file.
+Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::task_arena& arena);
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_LOADER_SETUP_H_

@@ -1,0 +1,41 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/internal/read_round.h"
+
+#include <utility>
+
+#include "common/check.h"
+
+namespace patchfeed::loader::internal_loader {
+
+ReadRound::ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_reads,
+                     bool on_consumer, bool stop_at_first_error, tbb::task_group* group)
+    : slot_(slot),
+      batch_(batch),
+      on_consumer_(on_consumer),
+      stop_at_first_error_(stop_at_first_error),
+      group_(group),
+      sample_status_(num_samples) {
+  reads_.reserve(max_reads);  // tasks keep pointers into it
+}
+
+SampleRead* ReadRound::AddRead(SampleRead read) {
+  PATCHFEED_DCHECK(reads_.size() < reads_.capacity());
+  reads_.push_back(std::move(read));
+  return &reads_.back();
+}
+
+void ReadRound::Fail(int64_t sample, const Status& status) {
+  {
+    std::lock_guard lock(mu_);
+    Status& s = sample_status_[static_cast<size_t>(sample)];
+    if (s.ok()) {
+      s = status;
+    }
+  }
+  if (stop_at_first_error_) {
+    failed_.store(true, std::memory_order_relaxed);
+    group_->cancel();
+  }
+}
+
+}  // namespace patchfeed::loader::internal_loader

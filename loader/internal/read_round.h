@@ -1,0 +1,106 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_READ_ROUND_H_
+#define PATCHFEED_LOADER_INTERNAL_READ_ROUND_H_
+
+/// \file
+/// One pass of reads over some samples of a batch (all of them, or the redrawn ones): the work
+/// the batch producer planned and the state its tasks share while they run.
+///
+/// A round holds one SampleRead per (sample, output array) and the tasks made of them: runs of
+/// cells of plain reads, and augmented samples (a read followed by nnU-Net's pipeline). Tasks
+/// record the first error of each sample; under ErrorPolicy::kFail the first error cancels the
+/// round. The plan is written before any task starts and read-only after; errors are under a
+/// mutex.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include <oneapi/tbb/task_group.h>
+
+#include "augment/nnunet_pipeline.h"
+#include "codec/nd_reader.h"
+#include "common/status.h"
+#include "loader/internal/read_plan.h"
+#include "loader/internal/slot_scheduler.h"
+
+namespace patchfeed::loader::internal_loader {
+
+/// One sample's box of one output array, and where it lands.
+struct SampleRead {
+  int64_t sample = 0;
+  size_t output = 0;
+  int64_t case_index = 0;
+  codec::Box box;                ///< (channels, *patch) in the array's coordinates
+  std::byte* base = nullptr;     ///< the sample's origin in the slot; null: staging
+  std::vector<int64_t> strides;  ///< the destination's byte strides
+  std::vector<ReadCell> cells;   ///< plain reads: the box cut for tasks
+};
+
+/// Cells [begin, end) of one plain read: one task's work.
+struct CellRun {
+  const SampleRead* read = nullptr;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+/// An augmented sample: its draws, the window of its crop it reads, and its reads (the image
+/// at `first_read`, the segmentation after it when there is one).
+struct AugmentedTask {
+  int64_t sample = 0;
+  size_t first_read = 0;
+  augment::NnUNetAugmentParams params;
+  augment::CropWindow window;
+};
+
+class ReadRound {
+ public:
+  /// `on_consumer`: the consumer produces this batch, so nothing is spawned.
+  ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_reads, bool on_consumer,
+            bool stop_at_first_error, tbb::task_group* group);
+  ReadRound(const ReadRound&) = delete;
+  ReadRound& operator=(const ReadRound&) = delete;
+
+  int slot() const { return slot_; }
+  BatchId batch() const { return batch_; }
+  bool on_consumer() const { return on_consumer_; }
+  /// The task group the round's tasks run in.
+  tbb::task_group* group() const { return group_; }
+
+  // The plan, written by the producer before any task runs.
+  /// Adds a read; the returned pointer stays valid (the storage is reserved up front).
+  SampleRead* AddRead(SampleRead read);
+  const std::vector<SampleRead>& reads() const { return reads_; }
+  std::vector<CellRun> spawned;  ///< plain reads run as tasks
+  std::vector<CellRun> inlined;  ///< plain reads the producer runs itself
+  std::vector<AugmentedTask> augmented;
+
+  /// Whether a task should stop: a read failed under kFail, or the batch's group (Seek,
+  /// shutdown) or the producers' group (shutdown) was cancelled.
+  bool cancelled() const {
+    return failed_.load(std::memory_order_relaxed) || tbb::is_current_task_group_canceling();
+  }
+  /// Keeps `status` as the sample's error unless it has one; under kFail cancels the round.
+  void Fail(int64_t sample, const Status& status);
+  /// After the round: the sample's first error (OK if none).
+  const Status& sample_status(int64_t sample) const {
+    return sample_status_[static_cast<size_t>(sample)];
+  }
+
+ private:
+  const int slot_;
+  const BatchId batch_;
+  const bool on_consumer_;
+  const bool stop_at_first_error_;
+  tbb::task_group* const group_;
+  std::vector<SampleRead> reads_;
+  std::atomic<bool> failed_{false};
+  std::mutex mu_;
+  std::vector<Status> sample_status_;  // under mu_ while tasks run
+};
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_READ_ROUND_H_

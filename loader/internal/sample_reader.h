@@ -1,0 +1,54 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_SAMPLE_READER_H_
+#define PATCHFEED_LOADER_INTERNAL_SAMPLE_READER_H_
+
+/// \file
+/// The one read sequence every sample task runs, plain or augmented: the case's open frame from
+/// the cache, NdArrayReader::ReadBox with this worker's scratch, the bytes read and decoded
+/// added to the metrics, and a failure recorded in the round with where it happened (epoch,
+/// batch, sample, case, array, file, patch box, chunk). Thread-safe: scratch is per worker.
+
+#include <span>
+
+#include <oneapi/tbb/enumerable_thread_specific.h>
+
+#include "codec/nd_reader.h"
+#include "loader/internal/loader_setup.h"
+#include "loader/internal/metrics_counters.h"
+#include "loader/internal/read_round.h"
+
+namespace patchfeed::loader::internal_loader {
+
+class SampleReader {
+ public:
+  SampleReader(const LoaderParts& parts, MetricsCounters* counters)
+      : parts_(parts), counters_(counters) {}
+
+  /// Reads `cells` of `read` into the slot at read.base; false after recording an error (the
+  /// cells after a failed one are not read) or when the round was cancelled.
+  bool ReadCells(ReadRound& round, const SampleRead& read, std::span<const ReadCell> cells);
+
+  /// Reads read.box into `dst`, skipping the blocks `filter` declines; false after recording
+  /// an error.
+  bool ReadBox(ReadRound& round, const SampleRead& read, const codec::NdView& dst,
+               const codec::BlockFilter& filter);
+
+  /// Records `status` as the sample's error, with the context of `read` (and `cell`, if any).
+  void Fail(ReadRound& round, const SampleRead& read, const ReadCell* cell,
+            const Status& status) const;
+
+ private:
+  // Opens the array of `read` (a failure is reported at `first_cell`), runs
+  // read_fn(reader, scratch, &failed_cell) and counts the decoder's bytes.
+  template <typename ReadFn>
+  bool WithArray(ReadRound& round, const SampleRead& read, const ReadCell* first_cell,
+                 ReadFn&& read_fn);
+
+  const LoaderParts& parts_;
+  MetricsCounters* const counters_;
+  tbb::enumerable_thread_specific<codec::BoxReadScratch> scratch_;
+};
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_SAMPLE_READER_H_
