@@ -24,6 +24,7 @@
 #include "codec/block_decoder.h"
 #include "codec/chunk_encoder.h"
 #include "codec/nd_reader.h"
+#include "common/str_cat.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
 
@@ -150,7 +151,7 @@ Result<std::vector<int64_t>> ParseList(const std::string& text, size_t n) {
     pos = comma + 1;
   }
   if (out.size() != n) {
-    return InvalidArgumentError("--patch needs " + std::to_string(n) + " values");
+    return InvalidArgumentError(StrCat("--patch needs ", n, " values"));
   }
   return out;
 }
@@ -174,9 +175,8 @@ Status VerifyBatch(const loader::Lease& lease, const loader::Dataset& ds,
       PATCHFEED_ASSIGN_OR_RETURN(const auto expected, reader.ReadBox(box, pad));
       if (std::memcmp(expected.data(), view.data + static_cast<int64_t>(j) * view.byte_strides[0],
                       expected.size()) != 0) {
-        return InternalError("batch " + std::to_string(lease.batch_index()) + ", sample " +
-                             std::to_string(j) + ": '" + view.name +
-                             "' differs from a single-threaded read");
+        return InternalError(StrCat("batch ", lease.batch_index(), ", sample ", j, ": '", view.name,
+                                    "' differs from a single-threaded read"));
       }
     }
   }

@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/file_io.h"
 #include "codec/nd_reader.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::cli {
 namespace {
@@ -56,7 +57,7 @@ std::string CodecNameOf(uint8_t compcode) {
     case 5:
       return std::string(codec::CodecName(static_cast<codec::Codec>(compcode)));
     default:
-      return "codec " + std::to_string(compcode);
+      return StrCat("codec ", compcode);
   }
 }
 

@@ -6,10 +6,10 @@
 /// Result<T>: a value or a non-OK Status, with abseil StatusOr's surface
 /// (`ok()`, `status()`, `value()`, `*`, `->`). Fallible constructors return one.
 
-#include <cassert>
 #include <optional>
 #include <utility>
 
+#include "common/check.h"
 #include "common/status.h"
 
 namespace patchfeed {
@@ -19,7 +19,7 @@ class [[nodiscard]] Result {
  public:
   /// A failed result; `status` must not be OK.
   Result(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    assert(!status_.ok());
+    PATCHFEED_DCHECK(!status_.ok());
     if (status_.ok())
       status_ = Status(StatusCode::kInternal, "Result built from an OK status");
   }
@@ -29,15 +29,15 @@ class [[nodiscard]] Result {
   const Status& status() const { return status_; }
 
   T& value() & {
-    assert(ok());
+    PATCHFEED_DCHECK(ok());
     return *value_;
   }
   const T& value() const& {
-    assert(ok());
+    PATCHFEED_DCHECK(ok());
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    PATCHFEED_DCHECK(ok());
     return std::move(*value_);
   }
   T& operator*() & { return value(); }
@@ -53,13 +53,16 @@ class [[nodiscard]] Result {
 
 }  // namespace patchfeed
 
-/// `PATCHFEED_ASSIGN_OR_RETURN(auto x, MakeX());` declares `x` or returns the error.
-#define PATCHFEED_ASSIGN_OR_RETURN(lhs, expr) \
-  PATCHFEED_ASSIGN_OR_RETURN_IMPL_(PATCHFEED_STATUS_CONCAT_(patchfeed_result_, __LINE__), lhs, expr)
-#define PATCHFEED_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                                     \
-  if (!tmp.ok()) [[unlikely]]                            \
-    return tmp.status();                                 \
+/// `PATCHFEED_ASSIGN_OR_RETURN(auto x, MakeX());` declares `x` or returns the error, with the
+/// StrCat of optional context pieces in front: `PATCHFEED_ASSIGN_OR_RETURN(auto x, MakeX(),
+/// path, ": chunk ", i);`.
+#define PATCHFEED_ASSIGN_OR_RETURN(lhs, expr, ...)                                             \
+  PATCHFEED_ASSIGN_OR_RETURN_IMPL_(PATCHFEED_STATUS_CONCAT_(patchfeed_result_, __LINE__), lhs, \
+                                   expr __VA_OPT__(, ) __VA_ARGS__)
+#define PATCHFEED_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr, ...)                                 \
+  auto tmp = (expr);                                                                          \
+  if (!tmp.ok()) [[unlikely]]                                                                 \
+    return ::patchfeed::internal_status::AddContext(tmp.status() __VA_OPT__(, ) __VA_ARGS__); \
   lhs = std::move(tmp).value()
 
 #endif  // PATCHFEED_COMMON_RESULT_H_

@@ -13,6 +13,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "common/str_cat.h"
 
 namespace patchfeed {
 
@@ -82,12 +85,25 @@ inline Status IoError(std::string_view m) { return Status(StatusCode::kIoError, 
 #define PATCHFEED_STATUS_CONCAT_INNER_(a, b) a##b
 #define PATCHFEED_STATUS_CONCAT_(a, b) PATCHFEED_STATUS_CONCAT_INNER_(a, b)
 
-/// Returns from the current function if `expr` (a Status) is not OK.
-#define PATCHFEED_RETURN_IF_ERROR(expr)             \
-  do {                                              \
-    ::patchfeed::Status patchfeed_status_ = (expr); \
-    if (!patchfeed_status_.ok()) [[unlikely]]       \
-      return patchfeed_status_;                     \
+namespace patchfeed::internal_status {
+
+inline Status AddContext(Status status) { return status; }
+template <typename... Pieces>
+Status AddContext(const Status& status, const Pieces&... context) {
+  return status.WithContext(StrCat(context...));
+}
+
+}  // namespace patchfeed::internal_status
+
+/// Returns from the current function if `expr` (a Status) is not OK, with the StrCat of the
+/// optional context pieces in front of its message:
+/// `PATCHFEED_RETURN_IF_ERROR(DecodeBlock(...), path, ": chunk ", index);`
+#define PATCHFEED_RETURN_IF_ERROR(expr, ...)                                                      \
+  do {                                                                                            \
+    ::patchfeed::Status patchfeed_status_ = (expr);                                               \
+    if (!patchfeed_status_.ok()) [[unlikely]]                                                     \
+      return ::patchfeed::internal_status::AddContext(std::move(patchfeed_status_) __VA_OPT__(, ) \
+                                                          __VA_ARGS__);                           \
   } while (false)
 
 #endif  // PATCHFEED_COMMON_STATUS_H_

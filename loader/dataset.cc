@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "codec/chunk_format.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::loader {
 namespace fs = std::filesystem;
@@ -30,8 +31,7 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
   }
   for (size_t i = 0; i < naming.size(); ++i) {
     if (naming[i].name.empty() || naming[i].suffix.empty()) {
-      return InvalidArgumentError("dataset: array " + std::to_string(i) +
-                                  " needs a name and a suffix");
+      return InvalidArgumentError(StrCat("dataset: array ", i, " needs a name and a suffix"));
     }
     for (size_t j = 0; j < i; ++j) {
       if (naming[j].name == naming[i].name || naming[j].suffix == naming[i].suffix) {
@@ -104,9 +104,9 @@ Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
   }
   for (size_t i = 0; i < cases.size(); ++i) {
     if (cases[i].paths.size() != array_names.size()) {
-      return InvalidArgumentError("dataset: case " + std::to_string(i) + " ('" + cases[i].id +
-                                  "') has " + std::to_string(cases[i].paths.size()) +
-                                  " paths for " + std::to_string(array_names.size()) + " arrays");
+      return InvalidArgumentError(StrCat("dataset: case ", i, " ('", cases[i].id, "') has ",
+                                         cases[i].paths.size(), " paths for ", array_names.size(),
+                                         " arrays"));
     }
     if (cases[i].id.empty()) {
       cases[i].id = "case_" + std::to_string(i);

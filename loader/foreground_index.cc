@@ -23,6 +23,7 @@
 #include "common/byte_order.h"
 #include "common/byte_size.h"
 #include "common/random.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::loader {
 namespace {
@@ -256,9 +257,8 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
                                                     std::vector<LabelSet> keys, uint64_t seed,
                                                     int spatial_dims, int64_t* needed_bytes) {
   if (spatial_dims < 1 || spatial_dims > codec::kMaxDims) {
-    return InvalidArgumentError(seg_path + ": a foreground index has 1 to " +
-                                std::to_string(codec::kMaxDims) + " spatial axes, not " +
-                                std::to_string(spatial_dims));
+    return InvalidArgumentError(StrCat(seg_path, ": a foreground index has 1 to ", codec::kMaxDims,
+                                       " spatial axes, not ", spatial_dims));
   }
   PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader reader,
                              codec::NdArrayReader::Open(seg_path));
@@ -266,9 +266,8 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
                              LabelTypeOf(seg_path, reader.meta().dtype, g.itemsize));
   if (g.ndim < spatial_dims) {
-    return InvalidArgumentError(seg_path + ": the label map has " + std::to_string(g.ndim) +
-                                " axes, fewer than the " + std::to_string(spatial_dims) +
-                                " spatial ones");
+    return InvalidArgumentError(StrCat(seg_path, ": the label map has ", g.ndim,
+                                       " axes, fewer than the ", spatial_dims, " spatial ones"));
   }
   const int lead = g.ndim - spatial_dims;  // channel axes before the spatial ones
   if (std::find(g.shape.begin(), g.shape.end(), 0) != g.shape.end()) {
@@ -276,8 +275,8 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
   }
   for (int d = 0; d < lead; ++d) {
     if (g.shape[d] != 1) {
-      return InvalidArgumentError(seg_path + ": a label map has one channel, this array has " +
-                                  std::to_string(g.shape[d]) + " on axis " + std::to_string(d));
+      return InvalidArgumentError(StrCat(seg_path, ": a label map has one channel, this array has ",
+                                         g.shape[d], " on axis ", d));
     }
   }
   ForegroundIndex index;
@@ -296,10 +295,9 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
   const int64_t worst = SampleCount(voxels) * (index.ndim() * 4 + kDrawBytesPerVoxel);
   const int64_t memory = PhysicalMemoryBytes();
   if (worst > memory) {
-    return ResourceExhaustedError(seg_path + ": the foreground index of its " +
-                                  std::to_string(voxels) + " voxels may need up to " +
-                                  FormatBytes(worst) + ", more than this machine's " +
-                                  FormatBytes(memory) + " of memory");
+    return ResourceExhaustedError(StrCat(
+        seg_path, ": the foreground index of its ", voxels, " voxels may need up to ",
+        FormatBytes(worst), ", more than this machine's ", FormatBytes(memory), " of memory"));
   }
   index.seed_ = seed;
   index.keys_found_ = keys.empty();
@@ -320,9 +318,9 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
   }));
   per_label[run_label] += run;
   if (too_many_labels) {
-    return InvalidArgumentError(seg_path + ": more than " + std::to_string(kMaxLabels) +
-                                " distinct labels; a foreground index is for label maps with "
-                                "few classes");
+    return InvalidArgumentError(
+        StrCat(seg_path, ": more than ", kMaxLabels,
+               " distinct labels; a foreground index is for label maps with few classes"));
   }
   if (keys.empty()) {
     for (const auto& [label, n] : per_label) {
@@ -443,21 +441,20 @@ Result<ForegroundIndex> ForegroundIndex::FromLocations(
   for (size_t k = 0; k < coords.size(); ++k) {
     const std::vector<int64_t>& rows = coords[k];
     if (rows.size() % row_length != 0) {
-      return InvalidArgumentError("foreground locations: key " + std::to_string(k) +
-                                  " has a partial row");
+      return InvalidArgumentError(StrCat("foreground locations: key ", k, " has a partial row"));
     }
     const int64_t n = static_cast<int64_t>(rows.size()) / row_length;
     std::vector<int32_t> out(n * ndim);
     for (int64_t i = 0; i < n; ++i) {
       if (skip != 0 && rows[i * row_length] != 0) {
-        return InvalidArgumentError("foreground locations: key " + std::to_string(k) + " row " +
-                                    std::to_string(i) + " has channel index != 0");
+        return InvalidArgumentError(
+            StrCat("foreground locations: key ", k, " row ", i, " has channel index != 0"));
       }
       for (int64_t d = 0; d < ndim; ++d) {
         const int64_t v = rows[i * row_length + skip + d];
         if (v < 0 || v >= index.shape_[d]) {
-          return InvalidArgumentError("foreground locations: key " + std::to_string(k) + " row " +
-                                      std::to_string(i) + " lies outside the shape");
+          return InvalidArgumentError(
+              StrCat("foreground locations: key ", k, " row ", i, " lies outside the shape"));
         }
         out[i * ndim + d] = static_cast<int32_t>(v);
       }
@@ -471,8 +468,7 @@ Result<ForegroundIndex> ForegroundIndex::FromLocations(
 
 Result<std::vector<int64_t>> ForegroundIndex::Voxel(int64_t key, int64_t i) const {
   if (key < 0 || key >= num_keys() || i < 0 || i >= counts_[key]) {
-    return InvalidArgumentError("foreground index: no voxel " + std::to_string(i) + " of key " +
-                                std::to_string(key));
+    return InvalidArgumentError(StrCat("foreground index: no voxel ", i, " of key ", key));
   }
   const int n = ndim();
   const int32_t* row = coords_[key].data() + i * n;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 #include "loader/foreground_index.h"
 
 namespace patchfeed::loader {
@@ -148,8 +149,8 @@ Result<ForegroundIndex> ForegroundIndex::Parse(const std::string& path,
     return DataLossError(path + ": corrupt foreground index: " + std::string(what));
   };
   const auto truncated = [&path, &bytes](std::string_view where) {
-    return DataLossError(path + ": foreground index truncated (" + std::to_string(bytes.size()) +
-                         " bytes) in " + std::string(where));
+    return DataLossError(StrCat(path, ": foreground index truncated (", bytes.size(), " bytes) in ",
+                                std::string(where)));
   };
   if (bytes.size() < sizeof(kMagic)) {
     return truncated("the magic");
@@ -166,15 +167,14 @@ Result<ForegroundIndex> ForegroundIndex::Parse(const std::string& path,
     return truncated("the header");
   }
   if (version != kVersion) {
-    return corrupt("version " + std::to_string(version) + ", this build reads version " +
-                   std::to_string(kVersion));
+    return corrupt(StrCat("version ", version, ", this build reads version ", kVersion));
   }
   if ((flags & ~kFlagKeysFound) != 0) {
-    return corrupt("unknown flags " + std::to_string(flags));
+    return corrupt(StrCat("unknown flags ", flags));
   }
   index.keys_found_ = (flags & kFlagKeysFound) != 0;
   if (ndim < 1 || ndim > kMaxDims) {
-    return corrupt(std::to_string(ndim) + " dimensions");
+    return corrupt(StrCat(ndim, " dimensions"));
   }
   index.shape_.resize(ndim);
   for (int64_t& s : index.shape_) {
@@ -182,12 +182,12 @@ Result<ForegroundIndex> ForegroundIndex::Parse(const std::string& path,
       return truncated("the shape");
     }
     if (s < 1 || s > std::numeric_limits<int32_t>::max()) {
-      return corrupt("axis size " + std::to_string(s));
+      return corrupt(StrCat("axis size ", s));
     }
   }
   // Each key takes at least 24 bytes, which bounds num_keys before anything is allocated.
   if (num_keys > in.remaining() / 24) {
-    return truncated("the keys (" + std::to_string(num_keys) + " declared)");
+    return truncated(StrCat("the keys (", num_keys, " declared)"));
   }
   for (uint32_t k = 0; k < num_keys; ++k) {
     const std::string key_name = "key " + std::to_string(k);
@@ -210,17 +210,16 @@ Result<ForegroundIndex> ForegroundIndex::Parse(const std::string& path,
       return truncated(key_name);
     }
     if (count < 0 || total < count) {
-      return corrupt(key_name + ": " + std::to_string(count) + " of " + std::to_string(total) +
-                     " voxels stored");
+      return corrupt(StrCat(key_name, ": ", count, " of ", total, " voxels stored"));
     }
     if (static_cast<uint64_t>(count) > in.remaining() / (4 * ndim)) {
-      return truncated(key_name + " coordinates (" + std::to_string(count) + " declared)");
+      return truncated(StrCat(key_name, " coordinates (", count, " declared)"));
     }
     std::vector<int32_t> coords(static_cast<size_t>(count) * ndim);
     for (size_t i = 0; i < coords.size(); ++i) {
       (void)in.Read(coords[i]);
       if (coords[i] < 0 || coords[i] >= index.shape_[i % ndim]) {
-        return corrupt(key_name + " voxel " + std::to_string(i / ndim) + " lies outside the shape");
+        return corrupt(StrCat(key_name, " voxel ", i / ndim, " lies outside the shape"));
       }
     }
     index.keys_.push_back(std::move(labels));
@@ -234,7 +233,7 @@ Result<ForegroundIndex> ForegroundIndex::Parse(const std::string& path,
     return truncated("the checksum");
   }
   if (in.remaining() != 0) {
-    return corrupt(std::to_string(in.remaining()) + " bytes after the checksum");
+    return corrupt(StrCat(in.remaining(), " bytes after the checksum"));
   }
   if (checksum != Fnv1a(bytes.data(), body)) {
     return corrupt("checksum mismatch");

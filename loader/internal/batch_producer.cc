@@ -8,6 +8,8 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::loader::internal_loader {
 
 BatchProducer::BatchProducer(const LoaderParts& parts, SlotScheduler* scheduler,
@@ -40,8 +42,7 @@ Status BatchProducer::FillBatch(int slot, BatchId batch, bool on_consumer) {
   std::vector<SampleSpec>& specs = specs_[static_cast<size_t>(slot)];
   auto drawn = parts_.sampler->Batch(batch.epoch, batch.batch, voxel_fn_);
   if (!drawn.ok()) {
-    return drawn.status().WithContext("epoch " + std::to_string(batch.epoch) + ", batch " +
-                                      std::to_string(batch.batch));
+    return drawn.status().WithContext(StrCat("epoch ", batch.epoch, ", batch ", batch.batch));
   }
   specs = std::move(*drawn);
   std::vector<int64_t> todo(specs.size());
@@ -68,8 +69,8 @@ Status BatchProducer::FillBatch(int slot, BatchId batch, bool on_consumer) {
       return first;
     }
     if (attempt >= config.max_redraws) {
-      return first.WithContext("sample " + std::to_string(failed[0]) + " still failed after " +
-                               std::to_string(attempt) + " redraws");
+      return first.WithContext(
+          StrCat("sample ", failed[0], " still failed after ", attempt, " redraws"));
     }
     for (const int64_t j : failed) {
       MetricsCounters::Add(counters_.samples_skipped, 1);

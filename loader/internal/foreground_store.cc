@@ -3,6 +3,8 @@
 
 #include <numeric>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::loader::internal_loader {
 
 ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims,
@@ -67,7 +69,7 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
 Result<std::vector<int64_t>> ForegroundStore::Voxel(int64_t case_index, int64_t key,
                                                     int64_t voxel) const {
   if (case_index < 0 || case_index >= static_cast<int64_t>(resident_.size())) {
-    return InvalidArgumentError("foreground: case " + std::to_string(case_index) + " out of range");
+    return InvalidArgumentError(StrCat("foreground: case ", case_index, " out of range"));
   }
   const Index& resident = resident_[static_cast<size_t>(case_index)];
   if (resident) {

@@ -5,6 +5,8 @@
 
 #include <oneapi/tbb/info.h>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::loader::internal_loader {
 
 Result<std::shared_ptr<LoaderEngine>> LoaderEngine::Create(LoaderConfig config) {
@@ -89,9 +91,8 @@ Result<std::optional<Lease>> LoaderEngine::NextFor(
 Status LoaderEngine::Seek(int64_t epoch, int64_t batch_index) {
   const int64_t per_epoch = parts_.sampler->batches_per_epoch();
   if (epoch < 0 || batch_index < 0 || (per_epoch >= 0 && batch_index > per_epoch)) {
-    return InvalidArgumentError("Seek(" + std::to_string(epoch) + ", " +
-                                std::to_string(batch_index) + "): outside the epoch of " +
-                                std::to_string(per_epoch) + " batches");
+    return InvalidArgumentError(StrCat("Seek(", epoch, ", ", batch_index,
+                                       "): outside the epoch of ", per_epoch, " batches"));
   }
   return scheduler_.Seek({epoch, batch_index});
 }

@@ -8,6 +8,7 @@
 #include <oneapi/tbb/task_group.h>
 
 #include "common/random.h"
+#include "common/str_cat.h"
 #include "loader/internal/memory_budget.h"
 #include "loader/internal/task_spawn.h"
 
@@ -46,9 +47,9 @@ Status CheckOptions(const LoaderConfig& c) {
     PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
     const auto dims = static_cast<size_t>(a.spatial_dims);
     if (c.sampler.patch_size.size() != dims) {
-      return InvalidArgumentError("loader: augmentation for " + std::to_string(dims) +
-                                  "-D patches, the sampler's crop has " +
-                                  std::to_string(c.sampler.patch_size.size()) + " axes");
+      return InvalidArgumentError(StrCat("loader: augmentation for ", dims,
+                                         "-D patches, the sampler's crop has ",
+                                         c.sampler.patch_size.size(), " axes"));
     }
     for (size_t d = 0; d < dims; ++d) {
       if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d]) {
@@ -59,10 +60,9 @@ Status CheckOptions(const LoaderConfig& c) {
       }
     }
     if (a.dummy_2d && a.patch_size[0] != c.sampler.patch_size[0]) {
-      return InvalidArgumentError("loader: dummy 2D augmentation needs the crop's axis 0 (" +
-                                  std::to_string(c.sampler.patch_size[0]) +
-                                  ") equal to the patch's (" + std::to_string(a.patch_size[0]) +
-                                  ")");
+      return InvalidArgumentError(StrCat("loader: dummy 2D augmentation needs the crop's axis 0 (",
+                                         c.sampler.patch_size[0], ") equal to the patch's (",
+                                         a.patch_size[0], ")"));
     }
   }
   return Status::Ok();
@@ -152,8 +152,7 @@ Status ProbeDataset(tbb::task_arena& arena, LoaderParts& p) {
       err = parts->foreground->Prepare(c);
     }
     if (!err.ok()) {
-      err = err.WithContext("case '" + parts->config.dataset.case_id(c) + "' (#" +
-                            std::to_string(c) + ")");
+      err = err.WithContext(StrCat("case '", parts->config.dataset.case_id(c), "' (#", c, ")"));
     }
   };
   arena.execute([&] {
@@ -185,9 +184,9 @@ Result<std::vector<CaseInfo>> CheckShapes(LoaderParts& p) {
       const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name + "' (" +
                                 ds.path(c, out.dataset_array) + ")";
       if (shape.size() != ndim) {
-        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) + ", want " +
-                                    std::to_string(ndim) + " dimensions (channels, then " +
-                                    std::to_string(ndim - 1) + " spatial axes of the patch)");
+        return InvalidArgumentError(StrCat(where, " has shape ", ShapeToString(shape), ", want ",
+                                           ndim, " dimensions (channels, then ", ndim - 1,
+                                           " spatial axes of the patch)"));
       }
       const std::vector<int64_t> spatial(shape.begin() + 1, shape.end());
       if (o == 0) {
@@ -203,10 +202,9 @@ Result<std::vector<CaseInfo>> CheckShapes(LoaderParts& p) {
         out.itemsize = probe.geometry.itemsize;
       } else if (shape[0] != out.channels || probe.dtype != out.dtype ||
                  probe.geometry.itemsize != out.itemsize) {
-        return InvalidArgumentError(where + " has " + std::to_string(shape[0]) + " channels of '" +
-                                    probe.dtype + "', case '" + ds.case_id(0) + "' " +
-                                    std::to_string(out.channels) + " of '" + out.dtype +
-                                    "': a batch needs them equal");
+        return InvalidArgumentError(StrCat(where, " has ", shape[0], " channels of '", probe.dtype,
+                                           "', case '", ds.case_id(0), "' ", out.channels, " of '",
+                                           out.dtype, "': a batch needs them equal"));
       }
     }
     if (p.foreground) {
@@ -294,8 +292,8 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   }
   const int64_t per_epoch = p.sampler->batches_per_epoch();
   if (per_epoch >= 0 && c.start_batch > per_epoch) {
-    return InvalidArgumentError("loader: start batch " + std::to_string(c.start_batch) +
-                                " is past the " + std::to_string(per_epoch) + "-batch epoch");
+    return InvalidArgumentError(
+        StrCat("loader: start batch ", c.start_batch, " is past the ", per_epoch, "-batch epoch"));
   }
 
   std::vector<RingArraySpec> specs;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::loader::internal_loader {
 namespace {
 
@@ -46,12 +48,11 @@ Status CheckMemoryBudget(const LoaderParts& p, const std::vector<RingArraySpec>&
   const int64_t ring = c.ring_size * BatchRing::SlotBytes(specs);
   const int64_t total = ring + workers * per_worker + files * open_state;
   if (total > c.memory_budget) {
-    return ResourceExhaustedError(
-        "loader: needs " + Mib(total) + " (ring " + std::to_string(c.ring_size) + " slots x " +
-        Mib(BatchRing::SlotBytes(specs)) + " + scratch " + std::to_string(workers) + " workers x " +
-        Mib(per_worker) + " + open files " + std::to_string(files) + " x " +
-        std::to_string(open_state) + " bytes), over the memory budget of " + Mib(c.memory_budget) +
-        " (" + std::to_string(c.memory_budget) + " bytes)");
+    return ResourceExhaustedError(StrCat(
+        "loader: needs ", Mib(total), " (ring ", c.ring_size, " slots x ",
+        Mib(BatchRing::SlotBytes(specs)), " + scratch ", workers, " workers x ", Mib(per_worker),
+        " + open files ", files, " x ", open_state, " bytes), over the memory budget of ",
+        Mib(c.memory_budget), " (", c.memory_budget, " bytes)"));
   }
   return Status::Ok();
 }

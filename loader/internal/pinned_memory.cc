@@ -8,6 +8,8 @@
 #include <cstring>
 #include <utility>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::loader::internal_loader {
 namespace {
 
@@ -84,8 +86,7 @@ Result<HostBuffer> HostBuffer::Allocate(size_t nbytes, PinMode mode) {
   b.data_ = static_cast<std::byte*>(std::aligned_alloc(PageSize(), b.size_));
   if (b.data_ == nullptr) {
     b.size_ = 0;
-    return ResourceExhaustedError("could not allocate " + std::to_string(nbytes) +
-                                  " bytes of batch memory");
+    return ResourceExhaustedError(StrCat("could not allocate ", nbytes, " bytes of batch memory"));
   }
   // The one touch: decode threads then never fault a page in.
   std::memset(b.data_, 0, b.size_);
@@ -103,8 +104,8 @@ Result<HostBuffer> HostBuffer::Allocate(size_t nbytes, PinMode mode) {
   const int err = rt.host_register(b.data_, b.size_, kCudaHostRegisterPortable);
   if (err != 0) {
     if (mode == PinMode::kRequire) {
-      return InternalError("cudaHostRegister of " + std::to_string(b.size_) +
-                           " bytes failed: " + CudaErrorText(err));
+      return InternalError(
+          StrCat("cudaHostRegister of ", b.size_, " bytes failed: ", CudaErrorText(err)));
     }
     b.unpinned_reason_ = "cudaHostRegister failed: " + CudaErrorText(err);
     return b;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::loader::internal_loader {
 namespace {
@@ -149,8 +150,8 @@ Result<std::optional<SlotScheduler::Delivery>> SlotScheduler::NextFor(
       }
       if (leased == static_cast<int>(slots_.size())) {
         return ResourceExhaustedError(
-            "Next(): the consumer holds all " + std::to_string(leased) +
-            " ring slots; release a lease first (or configure more slots)");
+            StrCat("Next(): the consumer holds all ", leased,
+                   " ring slots; release a lease first (or configure more slots)"));
       }
     }
     Slot* slot = index >= 0 ? &slots_[static_cast<size_t>(index)] : nullptr;

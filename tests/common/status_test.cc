@@ -1,13 +1,16 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "common/status.h"
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/byte_order.h"
 #include "common/result.h"
+#include "common/str_cat.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace patchfeed {
@@ -49,6 +52,28 @@ TEST(ResultTest, PropagatesErrorsThroughMacros) {
   EXPECT_THAT(Quarter(6, &out), StatusIs(StatusCode::kInvalidArgument, HasSubstr("odd number 3")));
   ASSERT_OK_AND_ASSIGN(int h, Half(8));
   EXPECT_EQ(h, 4);
+}
+
+Status CheckEven(int x, const char* where, int index) {
+  PATCHFEED_RETURN_IF_ERROR(Half(x).status(), where, ": item ", index);
+  PATCHFEED_ASSIGN_OR_RETURN(const int h, Half(x), "halving ", where);
+  return h > 100 ? InvalidArgumentError("too large") : Status::Ok();
+}
+
+TEST(ResultTest, MacrosAddContextInOneLine) {
+  EXPECT_OK(CheckEven(8, "a.b2nd", 2));
+  EXPECT_THAT(CheckEven(7, "a.b2nd", 2),
+              StatusIs(StatusCode::kInvalidArgument, "a.b2nd: item 2: odd number 7"));
+  EXPECT_THAT(CheckEven(202, "a.b2nd", 2), StatusIs(StatusCode::kInvalidArgument, "too large"));
+}
+
+TEST(StrCatTest, JoinsEveryKindOfPiece) {
+  const std::string name = "seg";
+  EXPECT_EQ(StrCat("array '", name, "' ", std::string_view("of"), ' ', 3, " x ", int64_t{-7},
+                   " bytes, ", 0.25, " ", 1e300, " ", true, " ", uint8_t{200}),
+            "array 'seg' of 3 x -7 bytes, 0.25 1e+300 true 200");
+  EXPECT_EQ(StrCat(), "");
+  EXPECT_EQ(StrCat(INT64_MIN), "-9223372036854775808");
 }
 
 TEST(ByteOrderTest, LittleAndBigEndianRoundTrip) {
