@@ -6,7 +6,8 @@
 /// A training set as the loader sees it: cases, each with the same named arrays (e.g. `image`
 /// of shape (C, Z, Y, X) float32 and `seg` of shape (1, Z, Y, X) int16), each array one `.b2nd`
 /// frame (a file, or a sparse-frame directory). A Dataset only names files; nothing is opened
-/// until the loader does (Loader::Create probes every case). Immutable value type; thread-safe to read.
+/// until the loader does (Loader::Create probes every case). Immutable value type; thread-safe to
+/// read.
 ///
 /// Example (an nnU-Net preprocessed configuration folder):
 /// \code
