@@ -33,6 +33,7 @@ constexpr int64_t kMaxBlockBytes = 128 * 1024;
 constexpr int64_t kMaxChunkBytes = 6 * 1024 * 1024;
 constexpr double kMaxChunkToPatchRatio = 1.5;
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+constexpr size_t kNoAxis = 3;  // "no axis picked yet" among the three
 
 // Smallest power of two >= n (1 for n <= 1); saturates to kInt64Max above 2^62.
 int64_t CeilPow2(int64_t n) {
@@ -97,7 +98,7 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
   const std::array<int64_t, 3> image = {shape[1], shape[2], shape[3]};
 
   std::array<int64_t, 3> target{};
-  for (int ax = 0; ax < 3; ++ax) {
+  for (size_t ax = 0; ax < 3; ++ax) {
     // int(math.floor(1.5 * p)) with p converted to double, as Python does it.
     const double t = std::floor(kMaxChunkToPatchRatio * static_cast<double>(patch[ax]));
     const int64_t t_int = t >= 9.2233720368547758e18 ? kInt64Max : static_cast<int64_t>(t);
@@ -106,20 +107,21 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
 
   // Block: next power of two of the patch, clamped to the image, halved until it fits the cap.
   std::array<int64_t, 3> block{};
-  for (int ax = 0; ax < 3; ++ax)
+  for (size_t ax = 0; ax < 3; ++ax)
     block[ax] = std::min(CeilPow2(patch[ax]), image[ax]);
   const int64_t block_cap = std::min(kMaxBlockBytes, kMaxChunkBytes);
   while (Nbytes(block, itemsize) > block_cap) {
-    int picked = -1;
-    for (int ax = 0; ax < 3; ++ax) {
+    size_t picked = kNoAxis;
+    for (size_t ax = 0; ax < 3; ++ax) {
       if (block[ax] <= 1)
         continue;
       // max() by (ratio, ax): a later axis wins ties.
-      if (picked < 0 || Ratio(block[ax], target[ax]) >= Ratio(block[picked], target[picked])) {
+      if (picked == kNoAxis ||
+          Ratio(block[ax], target[ax]) >= Ratio(block[picked], target[picked])) {
         picked = ax;
       }
     }
-    if (picked < 0)
+    if (picked == kNoAxis)
       return {};  // one item exceeds the block cap
     block[picked] = PrevPow2Below(block[picked]);
   }
@@ -127,9 +129,9 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
   // Chunk: grow block-step by block-step the least covered axis while it fits.
   std::array<int64_t, 3> chunk = block;
   while (true) {
-    int picked = -1;
+    size_t picked = kNoAxis;
     int64_t picked_extent = 0;
-    for (int ax = 0; ax < 3; ++ax) {
+    for (size_t ax = 0; ax < 3; ++ax) {
       if (is_2d_patch && ax == 0)
         continue;
       if (patch[ax] == 1)
@@ -145,7 +147,7 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
         continue;
       // min() by (coverage, -image extent, ax): axes are visited in increasing order, so a
       // later axis replaces the pick only when strictly better on the first two keys.
-      if (picked >= 0) {
+      if (picked != kNoAxis) {
         const double r = Ratio(chunk[ax], target[ax]);
         const double r_picked = Ratio(chunk[picked], target[picked]);
         if (r > r_picked || (r == r_picked && image[ax] <= image[picked]))
@@ -154,7 +156,7 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
       picked = ax;
       picked_extent = grown;
     }
-    if (picked < 0)
+    if (picked == kNoAxis)
       break;
     chunk[picked] = picked_extent;
   }
@@ -162,7 +164,7 @@ ChunkBlockShapes NnUNetChunkBlockShapes(const std::vector<int64_t>& shape,
   ChunkBlockShapes out;
   out.blockshape = {1};
   out.chunkshape = {1};
-  for (int ax = 0; ax < 3; ++ax) {
+  for (size_t ax = 0; ax < 3; ++ax) {
     out.blockshape.push_back(static_cast<int32_t>(block[ax]));
     out.chunkshape.push_back(static_cast<int32_t>(chunk[ax]));
   }

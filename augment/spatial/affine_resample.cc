@@ -211,9 +211,10 @@ void ComputeRow(const AffineSamplingMap& map, const Geometry& geo,
     bool outside = false;
     for (int d = 0; d < D; ++d) {
       const int32_t i = row.i[d][j];
-      interior &= (i >= 0) & (i < geo.size[d] - 1);
+      // Non-short-circuit on purpose: branch-free, so the loop vectorises.
+      interior &= static_cast<int>(i >= 0) & static_cast<int>(i < geo.size[d] - 1);
       const float x = row.x[d][j];
-      outside |= (x < geo.label_lo[d]) | (x > geo.label_hi[d]);
+      outside |= static_cast<int>(x < geo.label_lo[d]) | static_cast<int>(x > geo.label_hi[d]);
     }
     row.flags[j] = static_cast<uint8_t>((interior ? kInterior : 0) | (outside ? kLabelOutside : 0));
   }
