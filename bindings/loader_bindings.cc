@@ -1,8 +1,9 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // Bindings of the loader (issue 5): patchfeed.Loader's C++ side. _core.Dataset names the files,
 // _core.Loader wraps loader::Loader, _core.Batch is one leased batch whose arrays leave as
-// DLPack capsules or NumPy arrays (dlpack_export.h). Option parsing beyond type conversion and
-// everything torch-related is in bindings/python/patchfeed/loader.py.
+// DLPack capsules or NumPy arrays (dlpack_export.h). _core.Loader's keywords are the option
+// table of loader_options.h; what Python resolves or alone uses, and everything torch-related,
+// is in bindings/python/patchfeed/loader.py.
 //
 // GIL: every call that waits or works releases it. next() waits on the calling thread, in
 // slices of Loader::NextFor without the GIL, and takes the GIL between slices only to let
@@ -22,9 +23,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "bindings/augment_options.h"
 #include "bindings/dlpack_export.h"
 #include "bindings/gil_release.h"
+#include "bindings/loader_options.h"
 #include "bindings/status_to_exception.h"
 #include "loader/dataset.h"
 #include "loader/loader.h"
@@ -250,123 +251,6 @@ class PyLoader {
   std::shared_ptr<Loader> loader_;  // read and written with the GIL held only
 };
 
-loader::EpochMode ParseEpochMode(const std::string& s) {
-  if (s == "infinite")
-    return loader::EpochMode::kInfinite;
-  if (s == "with_replacement")
-    return loader::EpochMode::kFiniteWithReplacement;
-  if (s == "without_replacement")
-    return loader::EpochMode::kFiniteWithoutReplacement;
-  throw py::value_error(
-      "epoch_mode must be 'infinite', 'with_replacement' or "
-      "'without_replacement', not '" +
-      s + "'");
-}
-
-loader::PinMode ParsePinMode(const std::string& s) {
-  if (s == "auto")
-    return loader::PinMode::kAuto;
-  if (s == "off")
-    return loader::PinMode::kOff;
-  if (s == "require")
-    return loader::PinMode::kRequire;
-  throw py::value_error("pin_memory must be 'auto', 'off' or 'require', not '" + s + "'");
-}
-
-loader::ForegroundOptions::Mode ParseForeground(const std::string& s) {
-  using Mode = loader::ForegroundOptions::Mode;
-  if (s == "auto")
-    return Mode::kAuto;
-  if (s == "off")
-    return Mode::kOff;
-  if (s == "on")
-    return Mode::kOn;
-  throw py::value_error("foreground must be 'auto', 'off' or 'on', not '" + s + "'");
-}
-
-// Keyword arguments map one to one onto LoaderConfig fields; the Python Loader documents them.
-LoaderConfig MakeConfig(const py::kwargs& kw) {
-  LoaderConfig c;
-  for (const auto& [key_obj, value] : kw) {
-    const std::string key = py::cast<std::string>(key_obj);
-    if (key == "dataset") {
-      c.dataset = py::cast<Dataset>(value);
-    } else if (key == "arrays") {
-      for (const auto& item : py::cast<py::list>(value)) {
-        const auto pair = py::cast<std::pair<std::string, std::optional<double>>>(item);
-        c.arrays.push_back({pair.first, pair.second});
-      }
-    } else if (key == "patch_size") {
-      c.sampler.patch_size = py::cast<std::vector<int64_t>>(value);
-    } else if (key == "need_to_pad") {
-      c.sampler.need_to_pad = py::cast<std::vector<int64_t>>(value);
-    } else if (key == "batch_size") {
-      c.sampler.batch_size = py::cast<int64_t>(value);
-    } else if (key == "oversample_foreground") {
-      c.sampler.oversample_foreground = py::cast<double>(value);
-    } else if (key == "probabilistic_oversampling") {
-      c.sampler.probabilistic_oversampling = py::cast<bool>(value);
-    } else if (key == "seed") {
-      c.sampler.seed = py::cast<uint64_t>(value);
-    } else if (key == "rank") {
-      c.sampler.rank = py::cast<int>(value);
-    } else if (key == "world_size") {
-      c.sampler.world_size = py::cast<int>(value);
-    } else if (key == "epoch_mode") {
-      c.sampler.epoch_mode = ParseEpochMode(py::cast<std::string>(value));
-    } else if (key == "samples_per_epoch") {
-      c.sampler.samples_per_epoch = py::cast<int64_t>(value);
-    } else if (key == "case_weights") {
-      c.sampler.case_weights = py::cast<std::vector<double>>(value);
-    } else if (key == "annotated_key") {
-      c.sampler.annotated_key = py::cast<int64_t>(value);
-    } else if (key == "foreground") {
-      c.foreground.mode = ParseForeground(py::cast<std::string>(value));
-    } else if (key == "foreground_keys") {
-      c.foreground.keys = py::cast<std::vector<std::vector<int64_t>>>(value);
-    } else if (key == "num_threads") {
-      c.num_threads = py::cast<int>(value);
-    } else if (key == "ring_size") {
-      c.ring_size = py::cast<int>(value);
-    } else if (key == "max_open_files") {
-      c.max_open_files = py::cast<int64_t>(value);
-    } else if (key == "io_mode") {
-      const auto io = py::cast<std::string>(value);
-      if (io != "mmap" && io != "pread") {
-        throw py::value_error("io_mode must be 'mmap' or 'pread', not '" + io + "'");
-      }
-      c.io_mode = io == "mmap" ? codec::IoMode::kMmap : codec::IoMode::kPread;
-    } else if (key == "pin_memory") {
-      c.pin_memory = ParsePinMode(py::cast<std::string>(value));
-    } else if (key == "memory_budget") {
-      c.memory_budget = py::cast<int64_t>(value);
-    } else if (key == "error_policy") {
-      const auto p = py::cast<std::string>(value);
-      if (p != "fail" && p != "skip") {
-        throw py::value_error("error_policy must be 'fail' or 'skip', not '" + p + "'");
-      }
-      c.error_policy = p == "fail" ? loader::ErrorPolicy::kFail : loader::ErrorPolicy::kSkip;
-    } else if (key == "max_redraws") {
-      c.max_redraws = py::cast<int>(value);
-    } else if (key == "min_task_bytes") {
-      c.min_task_bytes = py::cast<int64_t>(value);
-    } else if (key == "augmentation") {
-      if (!value.is_none()) {
-        c.augment = AugmentOptionsFromDict(py::cast<py::dict>(value));
-      }
-    } else if (key == "consumer_produces") {
-      c.consumer_produces = py::cast<bool>(value);
-    } else if (key == "start_epoch") {
-      c.start_epoch = py::cast<int64_t>(value);
-    } else if (key == "start_batch") {
-      c.start_batch = py::cast<int64_t>(value);
-    } else {
-      throw py::type_error("unexpected loader option '" + key + "'");
-    }
-  }
-  return c;
-}
-
 Dataset DatasetFromNnUNet(const std::string& folder) {
   Result<Dataset> r = InternalError("not run");
   {
@@ -446,9 +330,15 @@ void RegisterLoader(py::module_& m) {
       .def("release", &PyBatch::release,
            "Drops this object's hold on the slot (exports keep their own).");
 
+  m.def("loader_options", &LoaderOptionNames,
+        "The keywords of Loader (the C++ option table), in patchfeed.Loader's order.");
+  m.def("loader_option_defaults", &LoaderOptionDefaults,
+        "{keyword: default} of Loader's options that have one, read from LoaderConfig.");
+
   py::class_<PyLoader>(m, "Loader", "The C++ loader (use patchfeed.Loader, not this class).")
-      .def(
-          py::init([](const py::kwargs& kw) { return std::make_unique<PyLoader>(MakeConfig(kw)); }))
+      .def(py::init([](const py::kwargs& kw) {
+        return std::make_unique<PyLoader>(LoaderConfigFromKwargs(kw));
+      }))
       .def("next", &PyLoader::Next, py::arg("poll_seconds") = 0.05,
            "The next batch, or None at the end of a finite epoch. Waits without the GIL.")
       .def("seek", &PyLoader::Seek, py::arg("epoch"), py::arg("batch_index"))
