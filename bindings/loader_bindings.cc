@@ -1,33 +1,31 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // Bindings of the loader (issue 5): patchfeed.Loader's C++ side. _core.Dataset names the files,
 // _core.Loader wraps loader::Loader, _core.Batch is one leased batch whose arrays leave as
-// DLPack capsules or NumPy arrays (dlpack_export.h). Option parsing beyond type conversion and
-// everything torch-related is in bindings/python/patchfeed/loader.py.
+// DLPack capsules or NumPy arrays (dlpack_export.h). _core.Loader's keywords are the option
+// table of loader_options.h; what Python resolves or alone uses, and everything torch-related,
+// is in bindings/python/patchfeed/loader.py.
 //
-// GIL: every call that waits or works releases it. Next() runs on a per-loader helper thread
-// (NextRunner) while the Python thread waits in short slices, taking the GIL between slices
-// only to let Python run its signal handlers: Ctrl-C raises KeyboardInterrupt within a slice
-// instead of after the batch, and the batch being read is not lost (the next call returns it).
+// GIL: every call that waits or works releases it. next() waits on the calling thread, in
+// slices of Loader::NextFor without the GIL, and takes the GIL between slices only to let
+// Python run its signal handlers: Ctrl-C raises KeyboardInterrupt within a slice instead of
+// after the batch, and the batch being read is not lost (a slice that ends without it moved
+// nothing, so the next call returns it). No thread is started here: threads belong to loader/.
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "bindings/augment_options.h"
 #include "bindings/dlpack_export.h"
 #include "bindings/gil_release.h"
+#include "bindings/loader_options.h"
 #include "bindings/status_to_exception.h"
 #include "loader/dataset.h"
 #include "loader/loader.h"
@@ -48,79 +46,6 @@ T ValueOrThrow(Result<T> r) {
   ThrowIfError(r.status());
   return std::move(r).value();
 }
-
-// Runs Loader::Next() on its own thread, one call at a time, so that the Python thread can
-// wait in slices (see the file comment). The thread lives as long as the loader; a hand-off
-// costs a condition-variable wake-up, small next to a batch.
-class NextRunner {
- public:
-  explicit NextRunner(Loader* loader) : loader_(loader), thread_([this] { Run(); }) {}
-  ~NextRunner() {
-    {
-      std::lock_guard lock(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();  // waits for a Next() in flight: bounded by one batch
-  }
-  NextRunner(const NextRunner&) = delete;
-  NextRunner& operator=(const NextRunner&) = delete;
-
-  /// Whether a call was started and its result not yet taken.
-  bool outstanding() const {
-    std::lock_guard lock(mu_);
-    return requested_ || result_.has_value();
-  }
-  /// Starts a Next() unless one is outstanding.
-  void Start() {
-    {
-      std::lock_guard lock(mu_);
-      if (requested_ || result_.has_value()) {
-        return;
-      }
-      requested_ = true;
-    }
-    cv_.notify_all();
-  }
-  /// Waits up to `timeout` for the outstanding call; true when its result is there.
-  bool WaitFor(std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [this] { return result_.has_value(); });
-  }
-  /// Waits for and takes the outstanding call's result.
-  Result<Lease> Take() {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [this] { return result_.has_value(); });
-    Result<Lease> r = std::move(*result_);
-    result_.reset();
-    return r;
-  }
-
- private:
-  void Run() {
-    std::unique_lock lock(mu_);
-    while (true) {
-      cv_.wait(lock, [this] { return quit_ || requested_; });
-      if (!requested_) {
-        return;
-      }
-      lock.unlock();
-      Result<Lease> r = loader_->Next();
-      lock.lock();
-      requested_ = false;
-      result_.emplace(std::move(r));
-      cv_.notify_all();
-    }
-  }
-
-  Loader* loader_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool quit_ = false;
-  bool requested_ = false;
-  std::optional<Result<Lease>> result_;
-  std::thread thread_;  // last: starts after the members it uses exist
-};
 
 // One leased batch. The Lease sits in a shared_ptr that every export holds, so the slot goes
 // back to the ring when the last of this object, its capsules and its arrays is gone.
@@ -182,9 +107,10 @@ py::dict StateToDict(const LoaderState& s) {
   return d;
 }
 
-// The loader as Python sees it. close() (or the destructor) waits for a Next() in flight,
-// then destroys the Loader, which cancels the batches in flight; leases held by Python keep
-// the ring's memory alive.
+// The loader as Python sees it. Every call takes its own reference to the C++ loader with the
+// GIL held and works on that, so close() on another thread (which needs the GIL to drop
+// loader_) cannot free the loader under a call: the last call out destroys it. Loader::Close()
+// itself may run while another thread waits in NextFor, which then returns at once.
 class PyLoader {
  public:
   explicit PyLoader(LoaderConfig config) {
@@ -194,88 +120,77 @@ class PyLoader {
       r = Loader::Create(std::move(config));
     }
     loader_ = ValueOrThrow(std::move(r));
-    runner_ = std::make_unique<NextRunner>(loader_.get());
   }
   ~PyLoader() {
+    // No call is inside: each holds a reference to this object. Destroying the loader closes
+    // it, which waits for its tasks (a batch in flight at most).
     ScopedGilRelease release;
-    Destroy();
+    loader_.reset();
   }
   PyLoader(const PyLoader&) = delete;
   PyLoader& operator=(const PyLoader&) = delete;
 
-  /// Calls f(loader) with the loader kept open for the call.
+  /// Calls f(loader) (a cheap accessor) with the GIL held.
   template <typename F>
   auto With(F&& f) const {
-    const auto lock = LockShared();
-    return f(get());
+    const std::shared_ptr<Loader> l = Use();
+    return f(*l);
   }
 
-  /// The next batch, or None after the last batch of a finite epoch.
+  /// The next batch, or None after the last batch of a finite epoch. Waits in slices of
+  /// `poll_seconds` without the GIL and runs Python's signal handlers between them, so Ctrl-C
+  /// raises KeyboardInterrupt; a slice that ends without a batch has moved nothing, so the
+  /// next call returns the batch this one was waiting for.
   std::optional<PyBatch> Next(double poll_seconds) {
-    const auto lock = LockShared();
-    const auto next_lock = LockNext();
-    Loader& l = get();
-    const auto slice = std::chrono::milliseconds(
-        std::max<int64_t>(1, static_cast<int64_t>(poll_seconds * 1000.0)));
-    if (!runner_->outstanding()) {
-      {
-        ScopedGilRelease release;
-        before_ = l.state();
-      }
-      runner_->Start();
-    }
+    const std::shared_ptr<Loader> l = Use();
+    // 1 ms to 1 min (NaN: 1 ms), so that the conversion to nanoseconds cannot overflow.
+    const double seconds = poll_seconds >= 1e-3 ? std::min(poll_seconds, 60.0) : 1e-3;
+    const auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::duration<double>(seconds));
     while (true) {
-      bool ready;
+      Result<std::optional<Lease>> r = InternalError("not run");
       {
         ScopedGilRelease release;
-        ready = runner_->WaitFor(slice);
+        r = l->NextFor(slice);
       }
-      // close() from another thread: give up the wait (the helper's call ends on its own and
-      // close() drops its batch), so no batch reaches Python once closing started. Besides
+      // close() from another thread: no batch reaches Python once closing started. Besides
       // being prompt, this keeps a consumer thread from getting, and freeing, a tensor during
       // interpreter shutdown (torch retakes the GIL while freeing one; see docs/python.md).
-      if (closing_.load(std::memory_order_acquire)) {
+      if (loader_ == nullptr) {
         throw py::value_error("the loader is closed");
       }
-      if (ready) {
-        break;
+      ThrowIfError(r.status());
+      if (r->has_value()) {
+        Lease lease = std::move(**r);
+        if (!lease) {
+          return std::nullopt;  // end of epoch
+        }
+        return PyBatch(std::move(lease));
       }
-      // Runs Python's signal handlers (main thread only); on KeyboardInterrupt the call stays
-      // outstanding and the next Next() returns its batch, so no batch is skipped.
+      // Python's signal handlers run on the main thread only; elsewhere this returns 0.
       if (PyErr_CheckSignals() != 0) {
         throw py::error_already_set();
       }
     }
-    Result<Lease> r = runner_->Take();
-    ThrowIfError(r.status());
-    if (!*r) {
-      return std::nullopt;  // end of epoch
-    }
-    return PyBatch(std::move(*r));
   }
 
   void Seek(int64_t epoch, int64_t batch_index) {
-    const auto lock = LockShared();
-    const auto next_lock = LockNext();
-    Loader& l = get();
+    const std::shared_ptr<Loader> l = Use();
     Status st;
     {
       ScopedGilRelease release;
-      Drain();
-      st = l.Seek(epoch, batch_index);
+      st = l->Seek(epoch, batch_index);
     }
     ThrowIfError(st);
   }
 
-  /// The position of the next batch Next() will return (a call interrupted before its batch
-  /// arrived has not moved it).
+  /// The position of the batch Next() returns next.
   py::dict State() {
-    const auto lock = LockShared();
-    Loader& l = get();
+    const std::shared_ptr<Loader> l = Use();
     LoaderState s;
     {
       ScopedGilRelease release;
-      s = runner_->outstanding() ? before_ : l.state();
+      s = l->state();
     }
     return StateToDict(s);
   }
@@ -312,181 +227,29 @@ class PyLoader {
     return out;
   }
 
+  /// Closes the loader (a next() waiting on another thread then raises) and drops this
+  /// object's reference; a call still inside keeps the closed loader alive until it leaves.
   void Close() {
-    closing_.store(true, std::memory_order_release);
+    std::shared_ptr<Loader> l = std::move(loader_);
+    if (l == nullptr) {
+      return;
+    }
     ScopedGilRelease release;
-    std::unique_lock lock(life_mu_);
-    Destroy();
+    l->Close();  // cancels read-ahead and waits for the loader's tasks; leases stay valid
+    l.reset();
   }
-  bool closed() const {
-    const auto lock = LockShared();
-    return loader_ == nullptr;
-  }
+  bool closed() const { return loader_ == nullptr; }
 
  private:
-  Loader& get() const {
+  std::shared_ptr<Loader> Use() const {
     if (loader_ == nullptr) {
       throw py::value_error("the loader is closed");
     }
-    return *loader_;
-  }
-  // Every call holds life_mu_ shared and close() holds it exclusively, so close() from another
-  // thread waits for the calls in flight (a Next() for at most one batch) instead of freeing
-  // the loader under them. The locks are taken without the GIL when they have to wait, so a
-  // thread waiting for one never blocks the thread that holds it.
-  std::shared_lock<std::shared_mutex> LockShared() const {
-    std::shared_lock lock(life_mu_, std::try_to_lock);
-    if (!lock.owns_lock()) {
-      ScopedGilRelease release;
-      lock.lock();
-    }
-    return lock;
-  }
-  // Next() and Seek() from several threads take turns: the runner serves one caller at a time.
-  std::unique_lock<std::mutex> LockNext() const {
-    std::unique_lock lock(next_mu_, std::try_to_lock);
-    if (!lock.owns_lock()) {
-      ScopedGilRelease release;
-      lock.lock();
-    }
-    return lock;
+    return loader_;
   }
 
-  // Waits for an outstanding Next() and drops its batch (Seek and close discard read-ahead).
-  void Drain() {
-    if (runner_ != nullptr && runner_->outstanding()) {
-      static_cast<void>(runner_->Take());
-    }
-  }
-  void Destroy() {
-    runner_.reset();  // joins the helper after its Next() returns
-    loader_.reset();
-  }
-
-  std::atomic<bool> closing_{false};
-  mutable std::shared_mutex life_mu_;
-  mutable std::mutex next_mu_;
-  std::unique_ptr<Loader> loader_;
-  std::unique_ptr<NextRunner> runner_;
-  LoaderState before_;
+  std::shared_ptr<Loader> loader_;  // read and written with the GIL held only
 };
-
-loader::EpochMode ParseEpochMode(const std::string& s) {
-  if (s == "infinite")
-    return loader::EpochMode::kInfinite;
-  if (s == "with_replacement")
-    return loader::EpochMode::kFiniteWithReplacement;
-  if (s == "without_replacement")
-    return loader::EpochMode::kFiniteWithoutReplacement;
-  throw py::value_error(
-      "epoch_mode must be 'infinite', 'with_replacement' or "
-      "'without_replacement', not '" +
-      s + "'");
-}
-
-loader::PinMode ParsePinMode(const std::string& s) {
-  if (s == "auto")
-    return loader::PinMode::kAuto;
-  if (s == "off")
-    return loader::PinMode::kOff;
-  if (s == "require")
-    return loader::PinMode::kRequire;
-  throw py::value_error("pin_memory must be 'auto', 'off' or 'require', not '" + s + "'");
-}
-
-loader::ForegroundOptions::Mode ParseForeground(const std::string& s) {
-  using Mode = loader::ForegroundOptions::Mode;
-  if (s == "auto")
-    return Mode::kAuto;
-  if (s == "off")
-    return Mode::kOff;
-  if (s == "on")
-    return Mode::kOn;
-  throw py::value_error("foreground must be 'auto', 'off' or 'on', not '" + s + "'");
-}
-
-// Keyword arguments map one to one onto LoaderConfig fields; the Python Loader documents them.
-LoaderConfig MakeConfig(const py::kwargs& kw) {
-  LoaderConfig c;
-  for (const auto& [key_obj, value] : kw) {
-    const std::string key = py::cast<std::string>(key_obj);
-    if (key == "dataset") {
-      c.dataset = py::cast<Dataset>(value);
-    } else if (key == "arrays") {
-      for (const auto& item : py::cast<py::list>(value)) {
-        const auto pair = py::cast<std::pair<std::string, std::optional<double>>>(item);
-        c.arrays.push_back({pair.first, pair.second});
-      }
-    } else if (key == "patch_size") {
-      c.sampler.patch_size = py::cast<std::vector<int64_t>>(value);
-    } else if (key == "need_to_pad") {
-      c.sampler.need_to_pad = py::cast<std::vector<int64_t>>(value);
-    } else if (key == "batch_size") {
-      c.sampler.batch_size = py::cast<int64_t>(value);
-    } else if (key == "oversample_foreground") {
-      c.sampler.oversample_foreground = py::cast<double>(value);
-    } else if (key == "probabilistic_oversampling") {
-      c.sampler.probabilistic_oversampling = py::cast<bool>(value);
-    } else if (key == "seed") {
-      c.sampler.seed = py::cast<uint64_t>(value);
-    } else if (key == "rank") {
-      c.sampler.rank = py::cast<int>(value);
-    } else if (key == "world_size") {
-      c.sampler.world_size = py::cast<int>(value);
-    } else if (key == "epoch_mode") {
-      c.sampler.epoch_mode = ParseEpochMode(py::cast<std::string>(value));
-    } else if (key == "samples_per_epoch") {
-      c.sampler.samples_per_epoch = py::cast<int64_t>(value);
-    } else if (key == "case_weights") {
-      c.sampler.case_weights = py::cast<std::vector<double>>(value);
-    } else if (key == "annotated_key") {
-      c.sampler.annotated_key = py::cast<int64_t>(value);
-    } else if (key == "foreground") {
-      c.foreground.mode = ParseForeground(py::cast<std::string>(value));
-    } else if (key == "foreground_keys") {
-      c.foreground.keys = py::cast<std::vector<std::vector<int64_t>>>(value);
-    } else if (key == "num_threads") {
-      c.num_threads = py::cast<int>(value);
-    } else if (key == "ring_size") {
-      c.ring_size = py::cast<int>(value);
-    } else if (key == "max_open_files") {
-      c.max_open_files = py::cast<int64_t>(value);
-    } else if (key == "io_mode") {
-      const auto io = py::cast<std::string>(value);
-      if (io != "mmap" && io != "pread") {
-        throw py::value_error("io_mode must be 'mmap' or 'pread', not '" + io + "'");
-      }
-      c.io_mode = io == "mmap" ? codec::IoMode::kMmap : codec::IoMode::kPread;
-    } else if (key == "pin_memory") {
-      c.pin_memory = ParsePinMode(py::cast<std::string>(value));
-    } else if (key == "memory_budget") {
-      c.memory_budget = py::cast<int64_t>(value);
-    } else if (key == "error_policy") {
-      const auto p = py::cast<std::string>(value);
-      if (p != "fail" && p != "skip") {
-        throw py::value_error("error_policy must be 'fail' or 'skip', not '" + p + "'");
-      }
-      c.error_policy = p == "fail" ? loader::ErrorPolicy::kFail : loader::ErrorPolicy::kSkip;
-    } else if (key == "max_redraws") {
-      c.max_redraws = py::cast<int>(value);
-    } else if (key == "min_task_bytes") {
-      c.min_task_bytes = py::cast<int64_t>(value);
-    } else if (key == "augmentation") {
-      if (!value.is_none()) {
-        c.augment = AugmentOptionsFromDict(py::cast<py::dict>(value));
-      }
-    } else if (key == "consumer_produces") {
-      c.consumer_produces = py::cast<bool>(value);
-    } else if (key == "start_epoch") {
-      c.start_epoch = py::cast<int64_t>(value);
-    } else if (key == "start_batch") {
-      c.start_batch = py::cast<int64_t>(value);
-    } else {
-      throw py::type_error("unexpected loader option '" + key + "'");
-    }
-  }
-  return c;
-}
 
 Dataset DatasetFromNnUNet(const std::string& folder) {
   Result<Dataset> r = InternalError("not run");
@@ -567,9 +330,15 @@ void RegisterLoader(py::module_& m) {
       .def("release", &PyBatch::release,
            "Drops this object's hold on the slot (exports keep their own).");
 
+  m.def("loader_options", &LoaderOptionNames,
+        "The keywords of Loader (the C++ option table), in patchfeed.Loader's order.");
+  m.def("loader_option_defaults", &LoaderOptionDefaults,
+        "{keyword: default} of Loader's options that have one, read from LoaderConfig.");
+
   py::class_<PyLoader>(m, "Loader", "The C++ loader (use patchfeed.Loader, not this class).")
-      .def(
-          py::init([](const py::kwargs& kw) { return std::make_unique<PyLoader>(MakeConfig(kw)); }))
+      .def(py::init([](const py::kwargs& kw) {
+        return std::make_unique<PyLoader>(LoaderConfigFromKwargs(kw));
+      }))
       .def("next", &PyLoader::Next, py::arg("poll_seconds") = 0.05,
            "The next batch, or None at the end of a finite epoch. Waits without the GIL.")
       .def("seek", &PyLoader::Seek, py::arg("epoch"), py::arg("batch_index"))

@@ -1,7 +1,7 @@
 # Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 """Type stubs for patchfeed._core, the pybind11 extension (use the patchfeed package)."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -102,7 +102,43 @@ class Batch:
     def release(self) -> None: ...
 
 class Loader:
-    def __init__(self, **options: Any) -> None: ...
+    # patchfeed.Loader's keywords (bindings/loader_options.cc), except: `dataset` is a Dataset,
+    # `arrays` pairs each array with its pad value (None: the default), `rank`/`world_size`
+    # are resolved, `device`/`as_numpy` are Python's; `start_epoch`/`start_batch` set the first
+    # position. tests/python/test_loader_options.py checks names and defaults against C++.
+    def __init__(
+        self,
+        *,
+        dataset: Dataset,
+        patch_size: Sequence[int],
+        batch_size: int = 2,
+        arrays: Sequence[tuple[str, float | None]] = [],
+        epoch_mode: str = "infinite",
+        samples_per_epoch: int = 0,
+        oversample_foreground: float = 0.33,
+        probabilistic_oversampling: bool = False,
+        need_to_pad: Sequence[int] | None = None,
+        case_weights: Sequence[float] | None = None,
+        annotated_key: int = -1,
+        foreground: str = "auto",
+        foreground_keys: Sequence[Sequence[int]] | None = None,
+        seed: int = 0,
+        rank: int = 0,
+        world_size: int = 1,
+        num_threads: int = 0,
+        ring_size: int = 3,
+        memory_budget: int = 4 << 30,
+        pin_memory: bool | None = None,
+        io_mode: str = "mmap",
+        error_policy: str = "fail",
+        max_redraws: int = 8,
+        max_open_files: int = 1024,
+        min_task_bytes: int = 256 << 10,
+        augmentation: Mapping[str, Any] | None = None,
+        consumer_produces: bool = True,
+        start_epoch: int = 0,
+        start_batch: int = 0,
+    ) -> None: ...
     def next(self, poll_seconds: float = 0.05) -> Batch | None: ...
     def seek(self, epoch: int, batch_index: int) -> None: ...
     def state(self) -> dict[str, int]: ...
@@ -123,6 +159,9 @@ class Loader:
     def pinned(self) -> bool: ...
     @property
     def unpinned_reason(self) -> str: ...
+
+def loader_options() -> list[str]: ...
+def loader_option_defaults() -> dict[str, Any]: ...
 
 # ---- command line -------------------------------------------------------------------------
 

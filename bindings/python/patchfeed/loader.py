@@ -33,7 +33,9 @@ from patchfeed import _core
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-_EPOCH_MODES = ("infinite", "with_replacement", "without_replacement")
+# Parameters of Loader.__init__ that are not options of the C++ loader: `device` and
+# `as_numpy` are Python's alone; `pad_values` goes into the `arrays` option.
+_PYTHON_ONLY = ("self", "device", "as_numpy", "pad_values")
 _STATE_KEYS = ("seed", "epoch", "next_batch", "rank", "world_size")
 _STATE_VERSION = 1
 
@@ -140,12 +142,6 @@ def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int
     return (0 if rank is None else rank), (1 if world_size is None else world_size)
 
 
-def _pin_mode(pin_memory: bool | None) -> str:
-    if pin_memory is None:
-        return "auto"
-    return "require" if pin_memory else "off"
-
-
 class Loader:
     """An iterable of training batches sampled across a dataset of `.b2nd` cases.
 
@@ -227,10 +223,15 @@ class Loader:
         augmentation: Mapping[str, Any] | None = None,
         consumer_produces: bool = True,
     ) -> None:
+        # Every parameter goes to the C++ loader under its own name (bindings/loader_options.cc
+        # converts and checks it) except those Python uses alone or resolves first, below.
+        # tests/python/test_loader_options.py keeps this signature, _core.pyi and the C++
+        # defaults in step.
+        options = dict(locals())  # the parameters: nothing else is bound yet
+        for name in _PYTHON_ONLY:
+            del options[name]
         if not isinstance(dataset, Dataset):
             dataset = Dataset.from_nnunet_folder(dataset)
-        if epoch_mode not in _EPOCH_MODES:
-            raise ValueError(f"epoch_mode must be one of {_EPOCH_MODES}, not {epoch_mode!r}")
         self._dataset = dataset
         self._as_numpy = bool(as_numpy)
         self._device, self._cuda = self._check_device(device, self._as_numpy)
@@ -240,37 +241,15 @@ class Loader:
         unknown = set(pads) - set(names)
         if unknown:
             raise ValueError(f"pad_values for arrays that are not loaded: {sorted(unknown)}")
-        self._options: dict[str, Any] = {
-            "dataset": dataset._core,
-            "arrays": [(n, pads.get(n)) for n in names] if (arrays is not None or pads) else [],
-            "patch_size": list(patch_size),
-            "need_to_pad": list(need_to_pad) if need_to_pad is not None else [],
-            "batch_size": batch_size,
-            "oversample_foreground": oversample_foreground,
-            "probabilistic_oversampling": probabilistic_oversampling,
-            "seed": seed,
-            "rank": rank,
-            "world_size": world_size,
-            "epoch_mode": epoch_mode,
-            "samples_per_epoch": samples_per_epoch,
-            "case_weights": list(case_weights or []),
-            "annotated_key": annotated_key,
-            "foreground": foreground,
-            "foreground_keys": [list(k) for k in (foreground_keys or [])],
-            "num_threads": num_threads,
-            "ring_size": ring_size,
-            "max_open_files": max_open_files,
-            "io_mode": io_mode,
-            "pin_memory": _pin_mode(pin_memory),
-            "memory_budget": memory_budget,
-            "error_policy": error_policy,
-            "max_redraws": max_redraws,
-            "min_task_bytes": min_task_bytes,
-            "augmentation": dict(augmentation) if augmentation is not None else None,
-            "consumer_produces": consumer_produces,
-        }
+        options.update(
+            dataset=dataset._core,
+            arrays=[(n, pads.get(n)) for n in names] if (arrays is not None or pads) else [],
+            rank=rank,
+            world_size=world_size,
+        )
+        self._options: dict[str, Any] = options
         self._core: _core.Loader | None = None
-        self._core = _core.Loader(**self._options)
+        self._core = _core.Loader(**options)
         self._last: BatchInfo | None = None
         self._copies: list[tuple[Any, Any]] = []  # (CUDA event, host batch) while copying
         self._stream = None
