@@ -170,3 +170,18 @@ def test_enum_options_take_their_names_only(dataset_dir, name, allowed):
         message = f"{name} must be {listed}, not {bad!r}"
         with pytest.raises(ValueError, match=re.escape(message)):
             patchfeed.Loader(dataset_dir, PATCH, num_threads=1, **{name: bad})
+
+
+def test_options_are_copied_not_shared_with_the_caller(dataset_dir):
+    """The options are kept to rebuild the loader when a state with another seed is loaded:
+    a later change to a list the caller passed, or a consumed iterator, must not reach it."""
+    patch = list(PATCH)
+    loader = patchfeed.Loader(str(dataset_dir), patch, 2, seed=1, as_numpy=True,
+                              need_to_pad=iter([2, 2, 2]))
+    patch[0] = 4
+    state = loader.state_dict()
+    state["seed"] = 2
+    loader.load_state_dict(state)  # rebuilds from the kept options
+    batch = loader.next_batch()
+    assert batch["image"].shape[2:] == PATCH
+    loader.close()

@@ -26,7 +26,7 @@ import os
 import sys
 import time
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
 from patchfeed import _core
@@ -142,6 +142,17 @@ def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int
     return (0 if rank is None else rank), (1 if world_size is None else world_size)
 
 
+def _copied(value: Any) -> Any:
+    """`value` with its containers copied (iterables become lists, mappings dicts)."""
+    if value is None or isinstance(value, (str, bytes, _core.Dataset)):
+        return value
+    if isinstance(value, Mapping):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, Iterable):
+        return [_copied(v) for v in value]
+    return value
+
+
 class Loader:
     """An iterable of training batches sampled across a dataset of `.b2nd` cases.
 
@@ -247,9 +258,11 @@ class Loader:
             rank=rank,
             world_size=world_size,
         )
-        self._options: dict[str, Any] = options
+        # Kept to rebuild the loader (load_state_dict with another seed): copies, so that a
+        # caller's later change to a list, or a consumed iterator, does not leak in.
+        self._options: dict[str, Any] = {k: _copied(v) for k, v in options.items()}
         self._core: _core.Loader | None = None
-        self._core = _core.Loader(**options)
+        self._core = _core.Loader(**self._options)
         self._last: BatchInfo | None = None
         self._copies: list[tuple[Any, Any]] = []  # (CUDA event, host batch) while copying
         self._stream = None
