@@ -22,12 +22,6 @@ std::span<const std::byte> BytesOf(const py::buffer_info& info) {
   return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize)};
 }
 
-template <typename T>
-T ValueOrThrow(Result<T> r) {
-  ThrowIfError(r.status());
-  return std::move(r).value();
-}
-
 py::bytes Decompress(const py::buffer& data) {
   const py::buffer_info info = data.request();
   const auto chunk = BytesOf(info);

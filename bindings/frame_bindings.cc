@@ -19,12 +19,6 @@ namespace py = pybind11;
 namespace patchfeed::internal_python {
 namespace {
 
-template <typename T>
-T ValueOrThrow(Result<T> r) {
-  ThrowIfError(r.status());
-  return std::move(r).value();
-}
-
 codec::FrameOpenOptions OpenOptions(const std::string& io) {
   codec::FrameOpenOptions o;
   if (io == "pread") {

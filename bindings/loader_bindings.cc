@@ -41,12 +41,6 @@ using loader::Loader;
 using loader::LoaderConfig;
 using loader::LoaderState;
 
-template <typename T>
-T ValueOrThrow(Result<T> r) {
-  ThrowIfError(r.status());
-  return std::move(r).value();
-}
-
 // One leased batch. The Lease sits in a shared_ptr that every export holds, so the slot goes
 // back to the ring when the last of this object, its capsules and its arrays is gone.
 class PyBatch {
@@ -284,6 +278,12 @@ Dataset DatasetFromList(
   return ValueOrThrow(Dataset::FromList(std::move(names), std::move(c)));
 }
 
+// A read-only property of _core.Loader that calls a cheap Loader accessor.
+template <auto Method>
+auto LoaderGetter() {
+  return [](const PyLoader& l) { return l.With([](Loader& x) { return (x.*Method)(); }); };
+}
+
 }  // namespace
 
 void RegisterLoader(py::module_& m) {
@@ -347,23 +347,12 @@ void RegisterLoader(py::module_& m) {
       .def("array_layout", &PyLoader::ArrayLayout)
       .def("close", &PyLoader::Close)
       .def_property_readonly("closed", &PyLoader::closed)
-      .def_property_readonly(
-          "batches_per_epoch",
-          [](const PyLoader& l) { return l.With([](Loader& x) { return x.batches_per_epoch(); }); })
-      .def_property_readonly(
-          "local_batch_size",
-          [](const PyLoader& l) { return l.With([](Loader& x) { return x.local_batch_size(); }); })
-      .def_property_readonly(
-          "num_cases",
-          [](const PyLoader& l) { return l.With([](Loader& x) { return x.num_cases(); }); })
-      .def_property_readonly(
-          "num_threads",
-          [](const PyLoader& l) { return l.With([](Loader& x) { return x.num_threads(); }); })
-      .def_property_readonly(
-          "pinned", [](const PyLoader& l) { return l.With([](Loader& x) { return x.pinned(); }); })
-      .def_property_readonly("unpinned_reason", [](const PyLoader& l) {
-        return l.With([](Loader& x) { return x.unpinned_reason(); });
-      });
+      .def_property_readonly("batches_per_epoch", LoaderGetter<&Loader::batches_per_epoch>())
+      .def_property_readonly("local_batch_size", LoaderGetter<&Loader::local_batch_size>())
+      .def_property_readonly("num_cases", LoaderGetter<&Loader::num_cases>())
+      .def_property_readonly("num_threads", LoaderGetter<&Loader::num_threads>())
+      .def_property_readonly("pinned", LoaderGetter<&Loader::pinned>())
+      .def_property_readonly("unpinned_reason", LoaderGetter<&Loader::unpinned_reason>());
 }
 
 }  // namespace patchfeed::internal_python

@@ -8,8 +8,11 @@
 /// kUnimplemented -> NotImplementedError, kIoError -> OSError, others -> RuntimeError.
 /// Messages pass through whole.
 
+#include <utility>
+
 #include <pybind11/pybind11.h>
 
+#include "common/result.h"
 #include "common/status.h"
 
 namespace patchfeed::internal_python {
@@ -19,6 +22,13 @@ void RegisterExceptions(pybind11::module_& m);
 
 /// Throws the Python exception for `status`; does nothing when it is OK.
 void ThrowIfError(const Status& status);
+
+/// The value of `r`, or its error thrown as ThrowIfError does.
+template <typename T>
+T ValueOrThrow(Result<T> r) {
+  ThrowIfError(r.status());
+  return std::move(r).value();
+}
 
 }  // namespace patchfeed::internal_python
 

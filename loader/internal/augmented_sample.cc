@@ -110,6 +110,7 @@ StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
 void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const {
   const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
   const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
+  const size_t dims = crop.size();
   AugmentedTask task;
   task.sample = sample;
   task.params = augment::DrawNnUNetAugmentParams(pipeline, Stream(round.batch(), sample),
@@ -120,25 +121,18 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
   const bool direct = !task.params.spatial.transforms();
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
-    SampleRead read;
-    read.sample = sample;
-    read.output = o;
-    read.case_index = spec.case_index;
-    read.box.start.push_back(0);
-    read.box.stop.push_back(out.channels);
-    for (size_t d = 0; d < crop.size(); ++d) {
-      read.box.start.push_back(spec.box_start[d] + task.window.origin[d]);
-      read.box.stop.push_back(spec.box_start[d] + task.window.origin[d] + task.window.shape[d]);
-    }
+    SampleRead read =
+        MakeSampleRead(sample, o, out.channels, spec, std::span(task.window.origin).first(dims),
+                       std::span(task.window.shape).first(dims));
     if (direct) {
       const ArrayView& view = parts_.ring.views(round.slot())[o];
       read.base = view.data + sample * view.byte_strides[0];
       read.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
     } else {
       // Staging is C-contiguous (channels, *window); its address is the worker's.
-      read.strides.resize(crop.size() + 1);
+      read.strides.resize(dims + 1);
       int64_t stride = out.itemsize;
-      for (size_t d = crop.size(); d-- > 0;) {
+      for (size_t d = dims; d-- > 0;) {
         read.strides[d + 1] = stride;
         stride *= task.window.shape[d];
       }

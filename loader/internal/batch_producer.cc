@@ -138,17 +138,10 @@ void BatchProducer::PlanPlain(ReadRound& round, int64_t sample, const SampleSpec
     const OutputArray& out = parts_.outputs[o];
     const ArrayView& view = parts_.ring.views(round.slot())[o];
     const codec::NdGeometry& geometry = parts_.probe(spec.case_index, o).geometry;
-    SampleRead read;
-    read.sample = sample;
-    read.output = o;
-    read.case_index = spec.case_index;
-    read.box.start.push_back(0);
-    read.box.stop.push_back(out.channels);
+    SampleRead read = MakeSampleRead(sample, o, out.channels, spec, {}, patch);
     int64_t bytes = out.channels * out.itemsize;
-    for (size_t d = 0; d < patch.size(); ++d) {
-      read.box.start.push_back(spec.box_start[d]);
-      read.box.stop.push_back(spec.box_start[d] + patch[d]);
-      bytes *= patch[d];
+    for (const int64_t p : patch) {
+      bytes *= p;
     }
     read.base = view.data + sample * view.byte_strides[0];
     read.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());

@@ -7,6 +7,22 @@
 
 namespace patchfeed::loader::internal_loader {
 
+SampleRead MakeSampleRead(int64_t sample, size_t output, int64_t channels, const SampleSpec& spec,
+                          std::span<const int64_t> offset, std::span<const int64_t> extent) {
+  SampleRead read;
+  read.sample = sample;
+  read.output = output;
+  read.case_index = spec.case_index;
+  read.box.start.push_back(0);
+  read.box.stop.push_back(channels);
+  for (size_t d = 0; d < extent.size(); ++d) {
+    const int64_t start = spec.box_start[d] + (offset.empty() ? 0 : offset[d]);
+    read.box.start.push_back(start);
+    read.box.stop.push_back(start + extent[d]);
+  }
+  return read;
+}
+
 ReadRound::ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_reads,
                      bool on_consumer, bool stop_at_first_error, tbb::task_group* group)
     : slot_(slot),

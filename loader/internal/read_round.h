@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <oneapi/tbb/task_group.h>
@@ -25,6 +26,7 @@
 #include "common/status.h"
 #include "loader/internal/read_plan.h"
 #include "loader/internal/slot_scheduler.h"
+#include "loader/sampler.h"
 
 namespace patchfeed::loader::internal_loader {
 
@@ -38,6 +40,12 @@ struct SampleRead {
   std::vector<int64_t> strides;  ///< the destination's byte strides
   std::vector<ReadCell> cells;   ///< plain reads: the box cut for tasks
 };
+
+/// The read of output array `output` (of `channels` channels) for sample `sample`, drawn as
+/// `spec`: all channels, and the spatial box [corner + offset, corner + offset + extent). No
+/// destination yet.
+SampleRead MakeSampleRead(int64_t sample, size_t output, int64_t channels, const SampleSpec& spec,
+                          std::span<const int64_t> offset, std::span<const int64_t> extent);
 
 /// Cells [begin, end) of one plain read: one task's work.
 struct CellRun {
