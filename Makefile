@@ -7,7 +7,7 @@ CMAKE ?= cmake
 GEN := $(if $(shell command -v ninja),-G Ninja,)
 
 .PHONY: help deps test-deps demo install test pip-install pip-test asan-test tsan-test fuzz bench \
-  bench-python clean
+  bench-python lint format clean
 
 help:
 	@echo "make demo       pip install . (builds the C++ core), run 'python -m patchfeed demo'"
@@ -19,6 +19,8 @@ help:
 	@echo "make tsan-test  the concurrent-reader and loader tests under ThreadSanitizer"
 	@echo "make fuzz       build the libFuzzer targets with clang and run each for FUZZ_SECONDS"
 	@echo "make bench      build Google Benchmark binaries and run the codec comparison"
+	@echo "make lint       layering check, clang-format check of every C++ file, clang -Werror build"
+	@echo "make format     clang-format every C++ file in place"
 
 deps:
 	tools/install_deps.sh
@@ -116,6 +118,22 @@ bench: test-deps
 # Section 4 of bench/README.md: patchfeed.Loader vs torch DataLoader vs python-blosc2 threads.
 bench-python: pip-install
 	$(PIP_VENV)/bin/python bench/e2e/loader_vs_dataloader.py
+
+# Every tracked C++ file; third-party code lives outside the repository.
+CXX_SOURCES = $(shell git ls-files '*.cc' '*.h')
+
+# CI's static checks: the layering rule, formatting (clang-format 14, Debian 12's), and a
+# clang build of everything with warnings as errors (GCC's is `make test`).
+lint: test-deps
+	tests/check_layering.sh
+	clang-format --dry-run --Werror $(CXX_SOURCES)
+	CC=clang CXX=clang++ $(CMAKE) -S . -B build/clang $(GEN) -DCMAKE_BUILD_TYPE=Release \
+	  -DPATCHFEED_BUILD_TESTS=ON -DPATCHFEED_BUILD_PYTHON=ON -DPATCHFEED_BUILD_EXAMPLES=ON \
+	  -DPATCHFEED_WERROR=ON
+	$(CMAKE) --build build/clang -j $(JOBS)
+
+format:
+	clang-format -i $(CXX_SOURCES)
 
 clean:
 	rm -rf build
