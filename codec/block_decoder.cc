@@ -109,39 +109,41 @@ std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
 }
 
 Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
-                                   int32_t index, std::byte* dst, size_t size, size_t prefix) {
-  const std::byte* base = chunk.data();
-  const int64_t cbytes = h.cbytes;
-  int64_t data_start = int64_t{h.header_size} + int64_t{4} * h.nblocks;
+                                   int32_t index, std::byte* dst, size_t size) {
   std::span<const std::byte> dict;
-  if (h.has_dict) {
-    const int32_t dsize = LoadLE<int32_t>(base + data_start);  // bounded by ParseChunkHeader
-    dict = chunk.subspan(static_cast<size_t>(data_start + 4), static_cast<size_t>(dsize));
-    data_start += 4 + dsize;
+  if (h.has_dict) {  // [i32 size | bytes] right before the streams, bounded by ParseChunkHeader
+    const int64_t dict_start = int64_t{h.header_size} + int64_t{4} * h.nblocks + 4;
+    dict = chunk.subspan(static_cast<size_t>(dict_start),
+                         static_cast<size_t>(h.data_start - dict_start));
   }
-  int64_t pos = LoadLE<int32_t>(base + h.header_size + 4 * index);
-  if (pos < data_start || pos >= cbytes) {
-    return DataLossError("offset " + std::to_string(pos) + " is outside the chunk's data [" +
-                         std::to_string(data_start) + ", " + std::to_string(cbytes) + ")");
-  }
-  const int64_t first = pos;
+  // Only the block's own bytes: a reader that fetched just this block has no others, so a
+  // decoder reading past them would give a different result from the same file.
+  const ByteRange range = BlockStreamRange(chunk, h, index);
+  const std::byte* base = chunk.data() + range.begin;
+  const int64_t end = range.end - range.begin;
+  int64_t pos = 0;
   const int32_t nstreams = h.block_nstreams(index);
   const size_t ne = size / static_cast<size_t>(nstreams);
   if (ne == 0)
     return DataLossError("block is smaller than its stream count");
   for (int32_t s = 0; s < nstreams; ++s) {
     std::byte* out = dst + static_cast<size_t>(s) * ne;
-    if (pos + 4 > cbytes) {
-      return DataLossError("stream " + std::to_string(s) + ": size word runs past the chunk end");
+    if (pos + 4 > end) {
+      return DataLossError("stream " + std::to_string(s) + ": size word runs past the block's " +
+                           std::to_string(end) + " bytes");
     }
     const int32_t csize = LoadLE<int32_t>(base + pos);
     pos += 4;
+    if (csize <= 0 && h.is_blosc1_format()) [[unlikely]] {
+      return DataLossError("stream " + std::to_string(s) + ": size " + std::to_string(csize) +
+                           " announces a run, but c-blosc 1.x has no runs");
+    }
     if (csize == 0) {  // a run of zeros
       std::memset(out, 0, ne);
       continue;
     }
     if (csize < 0) {  // a run of one non-zero byte, announced by a token
-      if (pos + 1 > cbytes)
+      if (pos + 1 > end)
         return DataLossError("stream " + std::to_string(s) + ": no token");
       const auto token = static_cast<uint8_t>(base[pos]);
       pos += 1;
@@ -152,25 +154,29 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
       std::memset(out, -csize, ne);
       continue;
     }
-    if (static_cast<size_t>(csize) > ne || pos + csize > cbytes) {
+    if (static_cast<size_t>(csize) > ne || pos + csize > end) {
       return DataLossError("stream " + std::to_string(s) + ": " + std::to_string(csize) +
                            " compressed bytes exceed the stream's " + std::to_string(ne) +
-                           " bytes or the chunk end");
+                           " bytes or the block's end");
     }
-    const auto src = chunk.subspan(static_cast<size_t>(pos), static_cast<size_t>(csize));
+    const std::span<const std::byte> src(base + pos, static_cast<size_t>(csize));
     pos += csize;
     if (static_cast<size_t>(csize) == ne) {  // stored raw: the codec could not shrink it
       std::memcpy(out, src.data(), ne);
       continue;
     }
-    Status st = prefix < ne ? streams_.DecodePrefix(h.format, src, std::span<std::byte>(out, ne),
-                                                    dict, prefix)
-                            : streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
+    Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
     if (!st.ok()) [[unlikely]]
       return st.WithContext("stream " + std::to_string(s));
   }
-  compressed_bytes_read_ += pos - first;
-  bytes_decoded_ += static_cast<int64_t>(std::min(prefix, ne) * static_cast<size_t>(nstreams));
+  // The streams fill the block's bytes exactly; a shorter walk means a block start was moved.
+  if (pos != end) [[unlikely]] {
+    return DataLossError("the streams end " + std::to_string(end - pos) +
+                         " bytes before the block's end (the next block's start or the chunk's "
+                         "end)");
+  }
+  compressed_bytes_read_ += pos;
+  bytes_decoded_ += static_cast<int64_t>(ne * static_cast<size_t>(nstreams));
   return Status::Ok();
 }
 
@@ -259,8 +265,7 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
 
 Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std::byte> chunk,
                                                              const ChunkHeader& h, int32_t index,
-                                                             int32_t itemsize,
-                                                             size_t items_needed) {
+                                                             int32_t itemsize) {
   if (index < 0 || index >= h.nblocks) {
     return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
                                 std::to_string(h.nblocks) + ")");
@@ -275,12 +280,8 @@ Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std
                          : -1;
   if (nsteps == 1 && steps[0].filter == Filter::kShuffle && steps[0].param == itemsize &&
       size % isize == 0) {
-    // Split blocks keep byte plane k in stream k, so a prefix of each stream is a prefix of
-    // the items; an unsplit block would need nearly all of its one stream anyway.
-    const bool split = h.block_nstreams(index) == itemsize;
     std::byte* planes = Scratch(partial_, size);
-    Status st = DecodeStreams(chunk, h, index, planes, size,
-                              split ? std::min(items_needed, r.nitems) : SIZE_MAX);
+    Status st = DecodeStreams(chunk, h, index, planes, size);
     if (!st.ok()) [[unlikely]]
       return st.WithContext(BlockContext(index));
     r.data = planes;
