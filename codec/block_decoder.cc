@@ -324,13 +324,19 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
   return Status::Ok();
 }
 
-Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ChunkSizes sizes, ReadChunkSizes(chunk));
-  if (static_cast<size_t>(sizes.cbytes) > chunk.size()) {
-    return DataLossError("chunk is truncated: the header says " + std::to_string(sizes.cbytes) +
-                         " bytes, only " + std::to_string(chunk.size()) + " are there");
+Result<int32_t> DecompressedSize(std::span<const std::byte> chunk, int64_t max_nbytes) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
+  if (h.nbytes > max_nbytes) {
+    return ResourceExhaustedError("the chunk decompresses to " + std::to_string(h.nbytes) +
+                                  " bytes, more than the limit of " + std::to_string(max_nbytes));
   }
-  std::vector<std::byte> out(static_cast<size_t>(sizes.nbytes));
+  return h.nbytes;
+}
+
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk,
+                                               int64_t max_nbytes) {
+  PATCHFEED_ASSIGN_OR_RETURN(const int32_t nbytes, DecompressedSize(chunk, max_nbytes));
+  std::vector<std::byte> out(static_cast<size_t>(nbytes));
   BlockDecoder decoder;
   PATCHFEED_RETURN_IF_ERROR(decoder.DecodeChunk(chunk, out));
   return out;

@@ -87,8 +87,20 @@ class BlockDecoder {
   int64_t bytes_decoded_ = 0;
 };
 
-/// Convenience for tools and tests: parses and decodes `chunk` into a new vector.
-Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk);
+/// The most bytes DecompressChunk allocates unless told otherwise. A valid 32-byte special
+/// chunk may declare up to 2 GB, so the size a chunk claims is no reason to allocate it.
+inline constexpr int64_t kDefaultMaxDecompressedBytes = int64_t{1} << 30;
+
+/// The uncompressed size of `chunk`, for a caller about to allocate it: the header is
+/// validated first (ParseChunkHeader: a memcpyed chunk cannot claim more than it holds), then
+/// the size must be at most `max_nbytes`, else kResourceExhausted naming both sizes.
+Result<int32_t> DecompressedSize(std::span<const std::byte> chunk,
+                                 int64_t max_nbytes = kDefaultMaxDecompressedBytes);
+
+/// Convenience for tools and tests: parses and decodes `chunk` into a new vector, allocated
+/// only after DecompressedSize(chunk, max_nbytes) accepted the chunk.
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk,
+                                               int64_t max_nbytes = kDefaultMaxDecompressedBytes);
 
 }  // namespace patchfeed::codec
 

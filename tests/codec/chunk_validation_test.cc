@@ -5,6 +5,9 @@
 // says why. Block starts follow c-blosc2: they need not increase (threads store blocks as they
 // finish), but each block owns the bytes up to the next larger start.
 
+#include <sys/resource.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -245,6 +248,48 @@ TEST(ChunkValidationTest, APartOfABlockFailsWhereTheWholeBlockFails) {
     }
   }
   EXPECT_GT(whole_failures, 100);
+}
+
+// Decodes `chunk` with at most 512 MiB of address space and exits with 0 for kDataLoss.
+[[noreturn]] void DecompressUnderMemoryLimit(const std::vector<std::byte>& chunk) {
+  const rlimit limit{512 << 20, 512 << 20};
+  setrlimit(RLIMIT_AS, &limit);
+  const auto r = DecompressChunk(chunk);
+  std::_Exit(r.status().code() == StatusCode::kDataLoss ? 0 : 1);
+}
+
+// A 17-byte memcpyed chunk that claims 2 GB: its header is refused before anything is
+// allocated. Run in a child with a small address-space limit, where allocating the claim
+// would fail. (Sanitizers reserve terabytes of address space, so the limit cannot be used.)
+TEST(DecompressChunkTest, ChecksTheHeaderBeforeAllocating) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "RLIMIT_AS is unusable under sanitizers";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "RLIMIT_AS is unusable under sanitizers";
+#endif
+#endif
+  std::vector<std::byte> chunk(17);
+  chunk[0] = std::byte{2};
+  chunk[1] = std::byte{1};
+  chunk[2] = std::byte{0x02};  // memcpyed
+  chunk[3] = std::byte{1};
+  StoreLE<int32_t>(chunk.data() + 4, kMaxChunkNbytes);
+  StoreLE<int32_t>(chunk.data() + 8, kMaxBlockSize);
+  StoreLE<int32_t>(chunk.data() + 12, 17);
+  EXPECT_EXIT(DecompressUnderMemoryLimit(chunk), ::testing::ExitedWithCode(0), "");
+}
+
+TEST(DecompressChunkTest, LargeSpecialChunkAboveTheLimitIsResourceExhausted) {
+  // A valid 32-byte zeros chunk may declare up to 2 GB; DecompressChunk refuses sizes above
+  // the caller's limit instead of allocating them.
+  auto chunk = Golden("blosc2_zeros_n5000");
+  StoreLE<int32_t>(chunk.data() + 4, 1 << 30);
+  StoreLE<int32_t>(chunk.data() + 8, 1 << 20);
+  EXPECT_THAT(DecompressChunk(chunk, 1 << 20),
+              StatusIs(StatusCode::kResourceExhausted, HasSubstr("1073741824")));
+  ASSERT_OK_AND_ASSIGN(const auto small, DecompressChunk(Golden("blosc2_zeros_n5000"), 5000));
+  EXPECT_EQ(small.size(), 5000u);
 }
 
 }  // namespace
