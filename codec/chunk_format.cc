@@ -461,18 +461,22 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
         static_cast<int32_t>((static_cast<int64_t>(h.nbytes) + h.blocksize - 1) / h.blocksize);
     h.leftover = h.nbytes % h.blocksize;
   }
+  // In c-blosc2's order (initialize_context_decompression): the memcpy flag's size rule holds
+  // for special chunks too, and neither form has room for a dictionary.
+  if (h.memcpyed && static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
+    return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) + " is not nbytes " +
+                         std::to_string(h.nbytes) + " + header");
+  }
+  if ((h.memcpyed || h.special != SpecialValue::kNone) && (h.blosc2_flags & kB2FlagDict)) {
+    return DataLossError(std::string(h.memcpyed ? "a memcpyed" : "a special") +
+                         " chunk with the dictionary flag");
+  }
   if (h.special != SpecialValue::kNone) {
     PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
     return h;
   }
-
-  if (h.memcpyed) {
-    if (static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
-      return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) +
-                           " is not nbytes " + std::to_string(h.nbytes) + " + header");
-    }
+  if (h.memcpyed)
     return h;
-  }
 
   PATCHFEED_RETURN_IF_ERROR(ResolveCodec(p, h));
   PATCHFEED_RETURN_IF_ERROR(CheckFilters(h));

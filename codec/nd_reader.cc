@@ -163,6 +163,15 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
                          " bytes, the array's chunks " + std::to_string(chunk_bytes));
   }
 
+  // c-blosc2 writes the item size as every chunk's typesize (1 above 255); another value
+  // would shuffle and split the items wrongly (c-blosc2's block reads refuse most of them).
+  const int64_t chunk_typesize = itemsize > 255 ? 1 : itemsize;
+  if (h.typesize != chunk_typesize) {
+    return DataLossError(frame_.ChunkContext(chunk_index) + ": typesize " +
+                         std::to_string(h.typesize) + " differs from the array's item size " +
+                         std::to_string(itemsize));
+  }
+
   // Special chunks fill their part without decoding when the value is one item.
   if (h.special == SpecialValue::kZeros || h.special == SpecialValue::kUninit ||
       (h.special == SpecialValue::kNaN && h.typesize == itemsize)) {
@@ -178,10 +187,10 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   }
 
   // The chunk's blocks must be the array's blocks, also when the chunk is decoded whole
-  // (c-blosc2 refuses a chunk whose block count differs from the array's). Special chunks
-  // have no blocks of their own.
+  // (c-blosc2 refuses a chunk whose block count differs from the array's, repeated-value
+  // chunks included).
   const int64_t block_bytes = g.block_nitems * itemsize;
-  if (h.special == SpecialValue::kNone && h.blocksize != block_bytes) {
+  if (h.blocksize != block_bytes) {
     return DataLossError(frame_.ChunkContext(chunk_index) + ": block size " +
                          std::to_string(h.blocksize) + " differs from the b2nd block's " +
                          std::to_string(block_bytes));

@@ -76,6 +76,24 @@ TEST(ChunkValidationTest, RepeatedValueMustFitInNbytes) {
               StatusIs(StatusCode::kDataLoss, HasSubstr("larger than nbytes")));
 }
 
+TEST(ChunkValidationTest, MemcpyedAndSpecialChunksFollowCBlosc2sOrder) {
+  // c-blosc2 applies the memcpy size rule before looking at special bits, and reads a
+  // dictionary whenever the flag is set: neither form has room for one.
+  auto memcpyed = Golden("blosc2_lz4_none_ts1_n50000_c5_never_random");
+  ASSERT_OK_AND_ASSIGN(const ChunkHeader h, ParseChunkHeader(memcpyed));
+  ASSERT_TRUE(h.memcpyed);
+  memcpyed[0x1F] |= std::byte{0x01};
+  EXPECT_THAT(ParseChunkHeader(memcpyed),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("memcpyed chunk with the dictionary")));
+  auto zeros = Golden("blosc2_zeros_n5000");
+  zeros[0x1F] |= std::byte{0x01};
+  EXPECT_THAT(ParseChunkHeader(zeros),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("special chunk with the dictionary")));
+  zeros = Golden("blosc2_zeros_n5000");
+  zeros[2] |= std::byte{0x02};
+  EXPECT_THAT(ParseChunkHeader(zeros), StatusIs(StatusCode::kDataLoss, HasSubstr("memcpyed")));
+}
+
 TEST(ChunkValidationTest, BlocksizeMustBePositiveEvenForSpecialChunks) {
   auto chunk = Golden("blosc2_zeros_n5000");
   StoreLE<int32_t>(chunk.data() + 8, 0);

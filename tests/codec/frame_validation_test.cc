@@ -210,6 +210,19 @@ TEST(FrameValidationTest, TypesizeMustMatchTheDtype) {
               StatusIs(StatusCode::kDataLoss, HasSubstr("typesize 8")));
 }
 
+TEST(FrameValidationTest, ChunkTypesizeMustBeTheItemSize) {
+  // A chunk's typesize drives its shuffle and stream split; c-blosc2 writes the item size
+  // there and refuses block reads it cannot align.
+  auto frame = MakeFrame({32, 64}, {16, 64}, {8, 64}, Filter::kShuffle);
+  const size_t chunk0 = ChunkPosition(frame, 0);
+  ASSERT_EQ(frame[chunk0 + 3], std::byte{4});
+  frame[chunk0 + 3] = std::byte{8};
+  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(MemorySource(frame, "c.b2nd")));
+  ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(f)));
+  EXPECT_THAT(r.ReadBox(Box{{0, 0}, {2, 2}}, std::vector<std::byte>(4)),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("chunk 0: typesize 8 differs")));
+}
+
 TEST(FrameValidationTest, OffsetsChunkWithSpecialBitsMustBeBare) {
   // Zeros bits on the stored offsets chunk would make every chunk offset 0.
   auto frame = MakeFrame({64, 64}, {16, 64}, {8, 64}, Filter::kShuffle);
