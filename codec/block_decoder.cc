@@ -65,33 +65,46 @@ int PlanBackward(const ChunkHeader& h, size_t size, FilterStep (&steps)[kMaxFilt
   return n;
 }
 
+// Writes `size` bytes of `value` repeated from the chunk's first byte, starting `offset` bytes
+// into the chunk: a block need not begin on a value boundary (its size need not be a multiple
+// of the value's). One value, then doubling copies of the whole periods already written.
+void FillRepeating(std::span<const std::byte> value, size_t offset, std::byte* dst, size_t size) {
+  const size_t vsize = value.size();
+  const size_t phase = offset % vsize;
+  size_t done = std::min(vsize - phase, size);
+  std::memcpy(dst, value.data() + phase, done);
+  if (done == size)
+    return;
+  const size_t period_start = done;
+  const size_t first = std::min(vsize, size - done);
+  std::memcpy(dst + done, value.data(), first);
+  done += first;
+  while (done < size) {
+    const size_t n = std::min(done - period_start, size - done);
+    std::memcpy(dst + done, dst + period_start, n);
+    done += n;
+  }
+}
+
 void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t offset,
                  std::byte* dst, size_t size) {
   switch (h.special) {
-    case SpecialValue::kNaN:
+    case SpecialValue::kNaN: {
+      std::byte nan[8];
       if (h.typesize == 4) {
-        for (size_t i = 0; i + 4 <= size; i += 4)
-          StoreLE<uint32_t>(dst + i, 0x7FC00000u);
+        StoreLE<uint32_t>(nan, 0x7FC00000u);
       } else {
-        for (size_t i = 0; i + 8 <= size; i += 8) {
-          StoreLE<uint64_t>(dst + i, 0x7FF8000000000000ull);
-        }
+        StoreLE<uint64_t>(nan, 0x7FF8000000000000ull);
       }
-      return;
-    case SpecialValue::kRepeat: {
-      const std::byte* value = chunk.data() + kBlosc2HeaderSize;
-      const size_t vsize = static_cast<size_t>(h.cbytes - kBlosc2HeaderSize);
-      // Start at the right phase of the value: a block need not begin on a value boundary.
-      size_t phase = offset % vsize;
-      size_t done = 0;
-      while (done < size) {
-        const size_t n = std::min(vsize - phase, size - done);
-        std::memcpy(dst + done, value + phase, n);
-        done += n;
-        phase = 0;
-      }
+      FillRepeating(std::span<const std::byte>(nan, static_cast<size_t>(h.typesize)), offset, dst,
+                    size);
       return;
     }
+    case SpecialValue::kRepeat:
+      FillRepeating(
+          chunk.subspan(kBlosc2HeaderSize, static_cast<size_t>(h.cbytes - kBlosc2HeaderSize)),
+          offset, dst, size);
+      return;
     case SpecialValue::kZeros:
     case SpecialValue::kUninit:  // undefined in c-blosc2; zeros keep reads deterministic
     case SpecialValue::kNone:
