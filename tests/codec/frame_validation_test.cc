@@ -3,11 +3,8 @@
 // a mapped file and through positional reads. Both must give the same result, whatever the
 // reader's scratch held before, and the damage must be an error where c-blosc2 errs too.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -22,11 +19,11 @@
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace patchfeed::codec {
 namespace {
 
-namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
 // A smooth float32 field: compresses well, so every chunk holds regular compressed blocks.
@@ -69,26 +66,11 @@ size_t ChunkPosition(const std::vector<std::byte>& frame, int64_t index) {
   return static_cast<size_t>(it - frame.begin());
 }
 
-class TempFiles {
- public:
-  TempFiles() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("patchfeed_frame_validation_" + std::to_string(getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-  }
-  ~TempFiles() { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::vector<std::byte>& bytes) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary)
-        .write(reinterpret_cast<const char*>(bytes.data()),
-               static_cast<std::streamsize>(bytes.size()));
-    return path;
-  }
-
- private:
-  fs::path dir_;
-};
+void WriteFile(const std::string& path, const std::vector<std::byte>& bytes) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+}
 
 // A read's outcome: its bytes, or its error.
 struct Outcome {
@@ -133,9 +115,10 @@ TEST(PreadEqualsMmapTest, DamagedBlockStartsGiveTheSameResult) {
   ASSERT_GT(s2 - s1, 16);
   StoreLE<int32_t>(bad.data() + chunk1 + 32 + 8, s1 + (s2 - s1) / 2);
 
-  TempFiles files;
-  const std::string good_path = files.Write("good.b2nd", good);
-  const std::string bad_path = files.Write("bad.b2nd", bad);
+  const testing::TempDir dir;
+  const std::string good_path = dir / "good.b2nd", bad_path = dir / "bad.b2nd";
+  WriteFile(good_path, good);
+  WriteFile(bad_path, bad);
   ASSERT_OK_AND_ASSIGN(const NdArrayReader mapped, NdArrayReader::Open(bad_path, {IoMode::kMmap}));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader pread, NdArrayReader::Open(bad_path, {IoMode::kPread}));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader pread_good,
