@@ -174,15 +174,15 @@ Status CheckVersion(uint8_t version, bool extended) {
   return Status::Ok();
 }
 
-// What c-blosc 1.x refuses in a version-2 chunk (blosc_run_decompression_with_context). An
-// empty chunk it accepts without looking further. `blocksize` as recorded, before clamping.
-Status CheckBlosc1(const ChunkHeader& h, int32_t blocksize) {
+// What c-blosc 1.x refuses in a version-2 chunk (blosc_run_decompression_with_context); an
+// empty chunk it accepts without looking further. Runs before the block size is clamped.
+Status CheckBlosc1(const ChunkHeader& h) {
   if (h.nbytes == 0)
     return Status::Ok();
   if (h.flags & kFlagDelta)
     return DataLossError("flag 0x08 is reserved in c-blosc 1.x chunks");
-  if (blocksize > h.nbytes) {
-    return DataLossError("blocksize " + std::to_string(blocksize) + " is larger than nbytes " +
+  if (h.blocksize > h.nbytes) {
+    return DataLossError("blocksize " + std::to_string(h.blocksize) + " is larger than nbytes " +
                          std::to_string(h.nbytes) + " (c-blosc 1.x never writes that)");
   }
   if (!h.memcpyed && h.versionlz != 1) {
@@ -414,7 +414,7 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
   h.memcpyed = (h.flags & kFlagMemcpyed) != 0;
   h.dont_split = (h.flags & kFlagDontSplit) != 0;
   if (h.is_blosc1_format())
-    PATCHFEED_RETURN_IF_ERROR(CheckBlosc1(h, h.blocksize));
+    PATCHFEED_RETURN_IF_ERROR(CheckBlosc1(h));
   if (extended) {
     for (int i = 0; i < kMaxFilters; ++i) {
       h.filters[static_cast<size_t>(i)] = static_cast<uint8_t>(p[0x10 + i]);
