@@ -97,7 +97,7 @@ fuzz: test-deps
 	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer patchfeed_frame_fuzzer
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
-	  cp tests/codec/testdata/golden/*.chunk build/fuzz/corpus/
+	  cp tests/codec/testdata/golden/*.chunk tests/fuzz/chunk_regressions/* build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -runs=$(CHUNK_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=65536 -print_final_stats=1 \
 	  build/fuzz/corpus

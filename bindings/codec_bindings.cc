@@ -22,18 +22,19 @@ std::span<const std::byte> BytesOf(const py::buffer_info& info) {
   return {static_cast<const std::byte*>(info.ptr), static_cast<size_t>(info.size * info.itemsize)};
 }
 
-py::bytes Decompress(const py::buffer& data) {
+py::bytes Decompress(const py::buffer& data, int64_t max_nbytes) {
   const py::buffer_info info = data.request();
   const auto chunk = BytesOf(info);
-  const codec::ChunkSizes sizes = ValueOrThrow(codec::ReadChunkSizes(chunk));
+  // Allocated only after the header is checked and its size is within the limit.
+  const auto nbytes = static_cast<size_t>(ValueOrThrow(codec::DecompressedSize(chunk, max_nbytes)));
   // Decode straight into the bytes object we return: no second copy.
-  py::bytes out(nullptr, static_cast<size_t>(sizes.nbytes));
+  py::bytes out(nullptr, nbytes);
   auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
   Status st;
   {
     py::gil_scoped_release release;
     codec::BlockDecoder decoder;
-    st = decoder.DecodeChunk(chunk, std::span(dst, static_cast<size_t>(sizes.nbytes)));
+    st = decoder.DecodeChunk(chunk, std::span(dst, nbytes));
   }
   ThrowIfError(st);
   return out;
@@ -95,8 +96,10 @@ py::dict ChunkInfo(const py::buffer& data) {
 }  // namespace
 
 void RegisterCodec(py::module_& m) {
-  m.def("decompress", &Decompress, py::arg("chunk"),
-        "Decodes one Blosc1 or Blosc2 chunk and returns its bytes.");
+  m.def("decompress", &Decompress, py::arg("chunk"), py::kw_only(),
+        py::arg("max_nbytes") = codec::kDefaultMaxDecompressedBytes,
+        "Decodes one Blosc1 or Blosc2 chunk and returns its bytes. MemoryError when it would "
+        "decompress to more than max_nbytes bytes (checked before allocating).");
   m.def("compress", &Compress, py::arg("data"), py::kw_only(), py::arg("typesize") = 1,
         py::arg("codec") = "lz4", py::arg("clevel") = 5,
         py::arg("filters") = std::vector<std::string>{"shuffle"},

@@ -78,12 +78,17 @@ Status RunCompress(const std::vector<std::string>& argv) {
 }
 
 Status RunDecompress(const std::vector<std::string>& argv) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {}, {}));
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"max-bytes"}, {}));
   if (args.positional.size() != 2) {
-    return InvalidArgumentError("usage: patchfeed decompress IN OUT");
+    return InvalidArgumentError("usage: patchfeed decompress IN OUT [--max-bytes N]");
   }
+  PATCHFEED_ASSIGN_OR_RETURN(const long long max_bytes,
+                             args.GetInt("max-bytes", codec::kDefaultMaxDecompressedBytes));
+  if (max_bytes < 0)
+    return InvalidArgumentError("bad --max-bytes");
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> chunk, ReadWholeFile(args.positional[0]));
-  auto data = codec::DecompressChunk(chunk);
+  // The output is allocated only once the header is checked and its size is within the limit.
+  auto data = codec::DecompressChunk(chunk, max_bytes);
   if (!data.ok())
     return data.status().WithContext(args.positional[0]);
   return WriteWholeFile(args.positional[1], *data);

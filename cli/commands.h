@@ -15,7 +15,7 @@ namespace patchfeed::cli {
 
 /// `patchfeed compress IN OUT --typesize N --codec C --clevel L --filter F [--blosc1] ...`
 Status RunCompress(const std::vector<std::string>& args);
-/// `patchfeed decompress IN OUT`
+/// `patchfeed decompress IN OUT [--max-bytes N]`
 Status RunDecompress(const std::vector<std::string>& args);
 /// `patchfeed info FILE`: a frame's metadata as JSON.
 Status RunInfo(const std::vector<std::string>& args);

@@ -26,7 +26,9 @@ constexpr std::string_view kUsage =
     "      --typesize N --codec blosclz|lz4|lz4hc|zlib|zstd --clevel 0-9\n"
     "      --filter none|shuffle|bitshuffle|delta|trunc_prec|bytedelta[,...]\n"
     "      [--split auto|always|never] [--blocksize B] [--blosc1] [--dict]\n"
-    "  decompress IN OUT               decode one Blosc1 or Blosc2 chunk to raw bytes\n"
+    "  decompress IN OUT [--max-bytes N]\n"
+    "                                  decode one Blosc1 or Blosc2 chunk to raw bytes\n"
+    "                                  (refused above N bytes, default 1 GiB)\n"
     "  info FILE                       a .b2nd frame's metadata as JSON\n"
     "  read FILE [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
     "                                  write a box of the array (C order), padded outside\n";

@@ -65,33 +65,46 @@ int PlanBackward(const ChunkHeader& h, size_t size, FilterStep (&steps)[kMaxFilt
   return n;
 }
 
+// Writes `size` bytes of `value` repeated from the chunk's first byte, starting `offset` bytes
+// into the chunk: a block need not begin on a value boundary (its size need not be a multiple
+// of the value's). One value, then doubling copies of the whole periods already written.
+void FillRepeating(std::span<const std::byte> value, size_t offset, std::byte* dst, size_t size) {
+  const size_t vsize = value.size();
+  const size_t phase = offset % vsize;
+  size_t done = std::min(vsize - phase, size);
+  std::memcpy(dst, value.data() + phase, done);
+  if (done == size)
+    return;
+  const size_t period_start = done;
+  const size_t first = std::min(vsize, size - done);
+  std::memcpy(dst + done, value.data(), first);
+  done += first;
+  while (done < size) {
+    const size_t n = std::min(done - period_start, size - done);
+    std::memcpy(dst + done, dst + period_start, n);
+    done += n;
+  }
+}
+
 void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t offset,
                  std::byte* dst, size_t size) {
   switch (h.special) {
-    case SpecialValue::kNaN:
+    case SpecialValue::kNaN: {
+      std::byte nan[8];
       if (h.typesize == 4) {
-        for (size_t i = 0; i + 4 <= size; i += 4)
-          StoreLE<uint32_t>(dst + i, 0x7FC00000u);
+        StoreLE<uint32_t>(nan, 0x7FC00000u);
       } else {
-        for (size_t i = 0; i + 8 <= size; i += 8) {
-          StoreLE<uint64_t>(dst + i, 0x7FF8000000000000ull);
-        }
+        StoreLE<uint64_t>(nan, 0x7FF8000000000000ull);
       }
-      return;
-    case SpecialValue::kRepeat: {
-      const std::byte* value = chunk.data() + kBlosc2HeaderSize;
-      const size_t vsize = static_cast<size_t>(h.cbytes - kBlosc2HeaderSize);
-      // Start at the right phase of the value: a block need not begin on a value boundary.
-      size_t phase = offset % vsize;
-      size_t done = 0;
-      while (done < size) {
-        const size_t n = std::min(vsize - phase, size - done);
-        std::memcpy(dst + done, value + phase, n);
-        done += n;
-        phase = 0;
-      }
+      FillRepeating(std::span<const std::byte>(nan, static_cast<size_t>(h.typesize)), offset, dst,
+                    size);
       return;
     }
+    case SpecialValue::kRepeat:
+      FillRepeating(
+          chunk.subspan(kBlosc2HeaderSize, static_cast<size_t>(h.cbytes - kBlosc2HeaderSize)),
+          offset, dst, size);
+      return;
     case SpecialValue::kZeros:
     case SpecialValue::kUninit:  // undefined in c-blosc2; zeros keep reads deterministic
     case SpecialValue::kNone:
@@ -109,39 +122,41 @@ std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
 }
 
 Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
-                                   int32_t index, std::byte* dst, size_t size, size_t prefix) {
-  const std::byte* base = chunk.data();
-  const int64_t cbytes = h.cbytes;
-  int64_t data_start = int64_t{h.header_size} + int64_t{4} * h.nblocks;
+                                   int32_t index, std::byte* dst, size_t size) {
   std::span<const std::byte> dict;
-  if (h.has_dict) {
-    const int32_t dsize = LoadLE<int32_t>(base + data_start);  // bounded by ParseChunkHeader
-    dict = chunk.subspan(static_cast<size_t>(data_start + 4), static_cast<size_t>(dsize));
-    data_start += 4 + dsize;
+  if (h.has_dict) {  // [i32 size | bytes] right before the streams, bounded by ParseChunkHeader
+    const int64_t dict_start = int64_t{h.header_size} + int64_t{4} * h.nblocks + 4;
+    dict = chunk.subspan(static_cast<size_t>(dict_start),
+                         static_cast<size_t>(h.data_start - dict_start));
   }
-  int64_t pos = LoadLE<int32_t>(base + h.header_size + 4 * index);
-  if (pos < data_start || pos >= cbytes) {
-    return DataLossError("offset " + std::to_string(pos) + " is outside the chunk's data [" +
-                         std::to_string(data_start) + ", " + std::to_string(cbytes) + ")");
-  }
-  const int64_t first = pos;
+  // Only the block's own bytes: a reader that fetched just this block has no others, so a
+  // decoder reading past them would give a different result from the same file.
+  const ByteRange range = BlockStreamRange(chunk, h, index);
+  const std::byte* base = chunk.data() + range.begin;
+  const int64_t end = range.end - range.begin;
+  int64_t pos = 0;
   const int32_t nstreams = h.block_nstreams(index);
   const size_t ne = size / static_cast<size_t>(nstreams);
   if (ne == 0)
     return DataLossError("block is smaller than its stream count");
   for (int32_t s = 0; s < nstreams; ++s) {
     std::byte* out = dst + static_cast<size_t>(s) * ne;
-    if (pos + 4 > cbytes) {
-      return DataLossError("stream " + std::to_string(s) + ": size word runs past the chunk end");
+    if (pos + 4 > end) {
+      return DataLossError("stream " + std::to_string(s) + ": size word runs past the block's " +
+                           std::to_string(end) + " bytes");
     }
     const int32_t csize = LoadLE<int32_t>(base + pos);
     pos += 4;
+    if (csize <= 0 && h.is_blosc1_format()) [[unlikely]] {
+      return DataLossError("stream " + std::to_string(s) + ": size " + std::to_string(csize) +
+                           " announces a run, but c-blosc 1.x has no runs");
+    }
     if (csize == 0) {  // a run of zeros
       std::memset(out, 0, ne);
       continue;
     }
     if (csize < 0) {  // a run of one non-zero byte, announced by a token
-      if (pos + 1 > cbytes)
+      if (pos + 1 > end)
         return DataLossError("stream " + std::to_string(s) + ": no token");
       const auto token = static_cast<uint8_t>(base[pos]);
       pos += 1;
@@ -152,25 +167,29 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
       std::memset(out, -csize, ne);
       continue;
     }
-    if (static_cast<size_t>(csize) > ne || pos + csize > cbytes) {
+    if (static_cast<size_t>(csize) > ne || pos + csize > end) {
       return DataLossError("stream " + std::to_string(s) + ": " + std::to_string(csize) +
                            " compressed bytes exceed the stream's " + std::to_string(ne) +
-                           " bytes or the chunk end");
+                           " bytes or the block's end");
     }
-    const auto src = chunk.subspan(static_cast<size_t>(pos), static_cast<size_t>(csize));
+    const std::span<const std::byte> src(base + pos, static_cast<size_t>(csize));
     pos += csize;
     if (static_cast<size_t>(csize) == ne) {  // stored raw: the codec could not shrink it
       std::memcpy(out, src.data(), ne);
       continue;
     }
-    Status st = prefix < ne ? streams_.DecodePrefix(h.format, src, std::span<std::byte>(out, ne),
-                                                    dict, prefix)
-                            : streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
+    Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
     if (!st.ok()) [[unlikely]]
       return st.WithContext("stream " + std::to_string(s));
   }
-  compressed_bytes_read_ += pos - first;
-  bytes_decoded_ += static_cast<int64_t>(std::min(prefix, ne) * static_cast<size_t>(nstreams));
+  // The streams fill the block's bytes exactly; a shorter walk means a block start was moved.
+  if (pos != end) [[unlikely]] {
+    return DataLossError("the streams end " + std::to_string(end - pos) +
+                         " bytes before the block's end (the next block's start or the chunk's "
+                         "end)");
+  }
+  compressed_bytes_read_ += pos;
+  bytes_decoded_ += static_cast<int64_t>(ne * static_cast<size_t>(nstreams));
   return Status::Ok();
 }
 
@@ -259,8 +278,7 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
 
 Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std::byte> chunk,
                                                              const ChunkHeader& h, int32_t index,
-                                                             int32_t itemsize,
-                                                             size_t items_needed) {
+                                                             int32_t itemsize) {
   if (index < 0 || index >= h.nblocks) {
     return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
                                 std::to_string(h.nblocks) + ")");
@@ -275,12 +293,8 @@ Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std
                          : -1;
   if (nsteps == 1 && steps[0].filter == Filter::kShuffle && steps[0].param == itemsize &&
       size % isize == 0) {
-    // Split blocks keep byte plane k in stream k, so a prefix of each stream is a prefix of
-    // the items; an unsplit block would need nearly all of its one stream anyway.
-    const bool split = h.block_nstreams(index) == itemsize;
     std::byte* planes = Scratch(partial_, size);
-    Status st = DecodeStreams(chunk, h, index, planes, size,
-                              split ? std::min(items_needed, r.nitems) : SIZE_MAX);
+    Status st = DecodeStreams(chunk, h, index, planes, size);
     if (!st.ok()) [[unlikely]]
       return st.WithContext(BlockContext(index));
     r.data = planes;
@@ -323,13 +337,19 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
   return Status::Ok();
 }
 
-Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ChunkSizes sizes, ReadChunkSizes(chunk));
-  if (static_cast<size_t>(sizes.cbytes) > chunk.size()) {
-    return DataLossError("chunk is truncated: the header says " + std::to_string(sizes.cbytes) +
-                         " bytes, only " + std::to_string(chunk.size()) + " are there");
+Result<int32_t> DecompressedSize(std::span<const std::byte> chunk, int64_t max_nbytes) {
+  PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
+  if (h.nbytes > max_nbytes) {
+    return ResourceExhaustedError("the chunk decompresses to " + std::to_string(h.nbytes) +
+                                  " bytes, more than the limit of " + std::to_string(max_nbytes));
   }
-  std::vector<std::byte> out(static_cast<size_t>(sizes.nbytes));
+  return h.nbytes;
+}
+
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk,
+                                               int64_t max_nbytes) {
+  PATCHFEED_ASSIGN_OR_RETURN(const int32_t nbytes, DecompressedSize(chunk, max_nbytes));
+  std::vector<std::byte> out(static_cast<size_t>(nbytes));
   BlockDecoder decoder;
   PATCHFEED_RETURN_IF_ERROR(decoder.DecodeChunk(chunk, out));
   return out;

@@ -56,27 +56,27 @@ class BlockDecoder {
                      std::span<std::byte> out);
 
   /// Decodes block `index` into scratch for a caller that wants only some of its items, of
-  /// `itemsize` bytes: all of them below `items_needed`, scattered. When the last filter is a
-  /// byte shuffle of `itemsize`, it is left undone (the caller unshuffles just its items, into
-  /// their destination, in one pass instead of unshuffle-then-copy), and LZ4 streams stop
-  /// after item `items_needed`. Otherwise the block is decoded whole. Errors as DecodeBlock.
+  /// `itemsize` bytes, scattered. When the last filter is a byte shuffle of `itemsize`, it is
+  /// left undone (the caller unshuffles just its items, into their destination, in one pass
+  /// instead of unshuffle-then-copy). Every stream is decoded to its end, also when the wanted
+  /// items sit at its front: stopping early would let damage further on go unnoticed and the
+  /// front come back as garbage. Errors as DecodeBlock.
+  Result<PartlyDecodedBlock> DecodeBlockForItems(std::span<const std::byte> chunk,
+                                                 const ChunkHeader& header, int32_t index,
+                                                 int32_t itemsize);
+
   /// Running totals of this decoder's work, for metrics: the compressed stream bytes it
   /// read and the bytes it produced from them (blocks stored raw count in both; special
   /// chunks in neither). Callers take differences.
   int64_t compressed_bytes_read() const { return compressed_bytes_read_; }
   int64_t bytes_decoded() const { return bytes_decoded_; }
 
-  Result<PartlyDecodedBlock> DecodeBlockForItems(std::span<const std::byte> chunk,
-                                                 const ChunkHeader& header, int32_t index,
-                                                 int32_t itemsize, size_t items_needed);
-
  private:
   // `block0` is the decoded block 0 that DELTA refers to (null if none or if index == 0).
   Status DecodeBlockWithRef(std::span<const std::byte> chunk, const ChunkHeader& header,
                             int32_t index, std::span<std::byte> out, const std::byte* block0);
-  // `prefix`: bytes wanted from the front of each stream (codecs that can stop early do).
   Status DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& header, int32_t index,
-                       std::byte* dst, size_t size, size_t prefix = SIZE_MAX);
+                       std::byte* dst, size_t size);
   std::byte* Scratch(std::vector<std::byte>& buf, size_t size);
 
   StreamDecoder streams_;
@@ -87,8 +87,20 @@ class BlockDecoder {
   int64_t bytes_decoded_ = 0;
 };
 
-/// Convenience for tools and tests: parses and decodes `chunk` into a new vector.
-Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk);
+/// The most bytes DecompressChunk allocates unless told otherwise. A valid 32-byte special
+/// chunk may declare up to 2 GB, so the size a chunk claims is no reason to allocate it.
+inline constexpr int64_t kDefaultMaxDecompressedBytes = int64_t{1} << 30;
+
+/// The uncompressed size of `chunk`, for a caller about to allocate it: the header is
+/// validated first (ParseChunkHeader: a memcpyed chunk cannot claim more than it holds), then
+/// the size must be at most `max_nbytes`, else kResourceExhausted naming both sizes.
+Result<int32_t> DecompressedSize(std::span<const std::byte> chunk,
+                                 int64_t max_nbytes = kDefaultMaxDecompressedBytes);
+
+/// Convenience for tools and tests: parses and decodes `chunk` into a new vector, allocated
+/// only after DecompressedSize(chunk, max_nbytes) accepted the chunk.
+Result<std::vector<std::byte>> DecompressChunk(std::span<const std::byte> chunk,
+                                               int64_t max_nbytes = kDefaultMaxDecompressedBytes);
 
 }  // namespace patchfeed::codec
 

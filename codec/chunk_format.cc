@@ -2,6 +2,7 @@
 #include "codec/chunk_format.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cctype>
 #include <string>
 
@@ -75,52 +76,67 @@ Status ResolveCodec(const std::byte* p, ChunkHeader& h) {
       h.compcode = static_cast<uint8_t>(Codec::kZstd);
       return Status::Ok();
     case 6:
-      // A user/registered codec named in byte 0x16; a built-in id there is legal too.
-      switch (udcodec) {
-        case static_cast<uint8_t>(Codec::kBloscLZ):
-          h.format = CodecFormat::kBloscLZ;
-          break;
-        case static_cast<uint8_t>(Codec::kLZ4):
-        case static_cast<uint8_t>(Codec::kLZ4HC):
-          h.format = CodecFormat::kLZ4;
-          break;
-        case static_cast<uint8_t>(Codec::kZlib):
-          h.format = CodecFormat::kZlib;
-          break;
-        case static_cast<uint8_t>(Codec::kZstd):
-          h.format = CodecFormat::kZstd;
-          break;
-        default:
-          return UnimplementedError("codec id " + std::to_string(udcodec) +
-                                    " (a registered or user codec) is not supported");
+      // A registered codec, named in byte 0x16. c-blosc2 looks the id up among registered
+      // codecs only and writes built-in codecs with their own format code, so a built-in id
+      // here is damage.
+      if (udcodec <= static_cast<uint8_t>(Codec::kZstd)) {
+        return DataLossError("codec format 6 (a registered codec) names built-in codec " +
+                             std::to_string(udcodec) + ", which c-blosc2 refuses");
       }
-      h.compcode = udcodec;
-      return Status::Ok();
+      return UnimplementedError("codec id " + std::to_string(udcodec) +
+                                " (a registered or user codec) is not supported");
     default:
       return UnimplementedError("codec format " + std::to_string(format) +
                                 " in the chunk flags is not supported");
   }
 }
 
-Status CheckSpecial(ChunkHeader& h) {
+std::string_view SpecialName(SpecialValue v) {
+  switch (v) {
+    case SpecialValue::kZeros:
+      return "zeros";
+    case SpecialValue::kNaN:
+      return "NaN";
+    case SpecialValue::kRepeat:
+      return "repeated-value";
+    case SpecialValue::kUninit:
+      return "uninitialized";
+    case SpecialValue::kNone:
+      break;
+  }
+  return "special";
+}
+
+// The checks c-blosc2 makes (read_chunk_header), plus the size such chunks always have: the
+// bare 32-byte header, or the header and the value. Special bits on a chunk with block data
+// are damage; decoding them would turn the whole chunk into one value.
+Status CheckSpecial(const ChunkHeader& h) {
+  const std::string name(SpecialName(h.special));
   switch (h.special) {
     case SpecialValue::kZeros:
-    case SpecialValue::kUninit:
-      return Status::Ok();
     case SpecialValue::kNaN:
-      if (h.typesize != 4 && h.typesize != 8) {
+    case SpecialValue::kUninit:
+      if (h.cbytes != kBlosc2HeaderSize) {
+        return DataLossError(name + " special chunk of " + std::to_string(h.cbytes) +
+                             " bytes: these chunks are the bare 32-byte header");
+      }
+      if (h.special == SpecialValue::kNaN && h.typesize != 4 && h.typesize != 8) {
         return DataLossError("NaN special chunk with typesize " + std::to_string(h.typesize) +
                              " (only 4 and 8 exist)");
       }
-      if (h.nbytes % h.typesize != 0) {
-        return DataLossError("NaN special chunk: nbytes " + std::to_string(h.nbytes) +
-                             " is not a multiple of typesize");
+      if (h.special != SpecialValue::kZeros && h.nbytes % h.typesize != 0) {
+        return DataLossError(name + " special chunk: nbytes " + std::to_string(h.nbytes) +
+                             " is not a multiple of typesize " + std::to_string(h.typesize));
       }
       return Status::Ok();
     case SpecialValue::kRepeat: {
       const int32_t value_size = h.cbytes - kBlosc2HeaderSize;
       if (value_size <= 0) {
         return DataLossError("repeated-value special chunk carries no value (cbytes 32)");
+      }
+      if (value_size > h.nbytes || value_size > kMaxBlockSize) {
+        return DataLossError("repeated value of " + std::to_string(value_size) +
+                             " bytes is larger than nbytes " + std::to_string(h.nbytes));
       }
       if (h.nbytes % value_size != 0) {
         return DataLossError("repeated-value special chunk: nbytes " + std::to_string(h.nbytes) +
@@ -132,6 +148,98 @@ Status CheckSpecial(ChunkHeader& h) {
       break;
   }
   return DataLossError("reserved special value " + std::to_string(static_cast<int>(h.special)));
+}
+
+// Which writer uses which format version (reference section 1.4): c-blosc 1.x writes 2 with
+// the 16-byte header; c-blosc2 writes 3 to 6 with the 32-byte header, and 4 or 5 with the
+// 16-byte one (its Blosc1-compatible form). Any other value is damage or a format from the
+// future; decoding it by either library's rules would be a guess (c-blosc2 would apply its
+// own, c-blosc 1.x refuses all but 2).
+Status CheckVersion(uint8_t version, bool extended) {
+  const std::string v = std::to_string(version);
+  if (version == 0)
+    return DataLossError("chunk format version 0 is invalid");
+  if (extended) {
+    if (version <= 2) {
+      return DataLossError("chunk format version " + v +
+                           " with the 32-byte Blosc2 header (c-blosc 1.x writes 16 bytes)");
+    }
+    if (version > 6) {
+      return UnimplementedError("chunk format version " + v + " (patchfeed reads 2 to 6)");
+    }
+  } else if (version != 2 && version != 4 && version != 5) {
+    return UnimplementedError("chunk format version " + v +
+                              " with a 16-byte header (c-blosc 1.x writes 2, c-blosc2 4 or 5)");
+  }
+  return Status::Ok();
+}
+
+// What c-blosc 1.x refuses in a version-2 chunk (blosc_run_decompression_with_context); an
+// empty chunk it accepts without looking further. Runs before the block size is clamped.
+Status CheckBlosc1(const ChunkHeader& h) {
+  if (h.nbytes == 0)
+    return Status::Ok();
+  if (h.flags & kFlagDelta)
+    return DataLossError("flag 0x08 is reserved in c-blosc 1.x chunks");
+  if (h.blocksize > h.nbytes) {
+    return DataLossError("blocksize " + std::to_string(h.blocksize) + " is larger than nbytes " +
+                         std::to_string(h.nbytes) + " (c-blosc 1.x never writes that)");
+  }
+  if (!h.memcpyed && h.versionlz != 1) {
+    return UnimplementedError("codec format version " + std::to_string(h.versionlz) +
+                              " (c-blosc 1.x knows only 1)");
+  }
+  return Status::Ok();
+}
+
+// Block starts, checked once per chunk so that the decoder can trust them. c-blosc2 stores
+// blocks in the order its threads finish them, so starts need not increase; each block owns
+// the bytes up to the next larger start, or cbytes. The blocks cover the stream data: the
+// first starts right where it starts, no two share a start. (c-blosc2 checks only that a start
+// lies in the chunk; no writer leaves a gap or shares a start, so either is damage.)
+Status CheckBlockStarts(const std::byte* p, ChunkHeader& h) {
+  const std::byte* starts = p + h.header_size;
+  bool increasing = true;
+  int32_t previous = -1, first = h.cbytes;
+  for (int32_t b = 0; b < h.nblocks; ++b) {
+    const int32_t s = LoadLE<int32_t>(starts + 4 * b);
+    if (s < h.data_start || s >= h.cbytes) {
+      return DataLossError("block " + std::to_string(b) + " starts at " + std::to_string(s) +
+                           ", outside the stream data [" + std::to_string(h.data_start) + ", " +
+                           std::to_string(h.cbytes) + ")");
+    }
+    increasing &= s > previous;
+    previous = s;
+    first = std::min(first, s);
+  }
+  if (h.nblocks > 0 && first != h.data_start) {
+    return DataLossError("the first block starts at " + std::to_string(first) +
+                         ", not right after the block offsets" +
+                         (h.has_dict ? " and dictionary" : "") + " at " +
+                         std::to_string(h.data_start));
+  }
+  if (increasing)
+    return Status::Ok();
+  // Sort (start, block) pairs to find each block's next larger start.
+  std::vector<uint64_t> order(static_cast<size_t>(h.nblocks));
+  for (int32_t b = 0; b < h.nblocks; ++b) {
+    const auto s = static_cast<uint32_t>(LoadLE<int32_t>(starts + 4 * b));
+    order[static_cast<size_t>(b)] = uint64_t{s} << 32 | static_cast<uint32_t>(b);
+  }
+  std::sort(order.begin(), order.end());
+  h.block_ends.assign(static_cast<size_t>(h.nblocks), h.cbytes);
+  for (size_t i = 0; i + 1 < order.size(); ++i) {
+    const auto start = static_cast<int32_t>(order[i] >> 32);
+    const auto next = static_cast<int32_t>(order[i + 1] >> 32);
+    const auto block = static_cast<uint32_t>(order[i]);
+    if (next == start) {
+      return DataLossError("blocks " + std::to_string(block) + " and " +
+                           std::to_string(static_cast<uint32_t>(order[i + 1])) + " both start at " +
+                           std::to_string(start));
+    }
+    h.block_ends[block] = next;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -279,11 +387,10 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
   h.blocksize = sizes.blocksize;
   h.cbytes = sizes.cbytes;
 
-  if (h.version == 0)
-    return DataLossError("chunk format version 0 is invalid");
+  const bool extended = (h.flags & kFlagExtendedHeader) == kFlagExtendedHeader;
+  PATCHFEED_RETURN_IF_ERROR(CheckVersion(h.version, extended));
   if (h.typesize == 0)
     return DataLossError("chunk typesize is 0");
-  const bool extended = (h.flags & kFlagExtendedHeader) == kFlagExtendedHeader;
   h.header_size = extended ? kBlosc2HeaderSize : kBlosc1HeaderSize;
   if (h.cbytes < h.header_size) {
     return DataLossError("cbytes " + std::to_string(h.cbytes) + " is smaller than the " +
@@ -296,9 +403,18 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
   if (h.nbytes > kMaxChunkNbytes) {
     return DataLossError("nbytes " + std::to_string(h.nbytes) + " exceeds the Blosc maximum");
   }
+  // c-blosc2 demands a block size in (0, max] of every chunk, empty and special ones included.
+  if (h.blocksize <= 0) {
+    return DataLossError("blocksize " + std::to_string(h.blocksize) + " is not positive");
+  }
+  if (h.blocksize > kMaxBlockSize) {
+    return DataLossError("blocksize " + std::to_string(h.blocksize) + " exceeds the Blosc maximum");
+  }
 
   h.memcpyed = (h.flags & kFlagMemcpyed) != 0;
   h.dont_split = (h.flags & kFlagDontSplit) != 0;
+  if (h.is_blosc1_format())
+    PATCHFEED_RETURN_IF_ERROR(CheckBlosc1(h));
   if (extended) {
     for (int i = 0; i < kMaxFilters; ++i) {
       h.filters[static_cast<size_t>(i)] = static_cast<uint8_t>(p[0x10 + i]);
@@ -338,37 +454,29 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
       h.filters[4] = static_cast<uint8_t>(Filter::kDelta);
   }
 
-  if (h.special != SpecialValue::kNone) {
-    PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
-    // The block grid of a special chunk only matters to block-wise readers; keep it sane.
-    if (h.blocksize <= 0 || h.blocksize > h.nbytes)
-      h.blocksize = h.nbytes;
-  } else {
-    if (h.nbytes > 0 && h.blocksize <= 0) {
-      return DataLossError("blocksize " + std::to_string(h.blocksize) + " is not positive");
-    }
-    if (h.blocksize > kMaxBlockSize) {
-      return DataLossError("blocksize " + std::to_string(h.blocksize) +
-                           " exceeds the Blosc maximum");
-    }
-    if (h.blocksize > h.nbytes)
-      h.blocksize = h.nbytes;
-  }
-  if (h.nbytes > 0 && h.blocksize > 0) {
+  if (h.blocksize > h.nbytes && h.nbytes > 0)
+    h.blocksize = h.nbytes;
+  if (h.nbytes > 0) {
     h.nblocks =
         static_cast<int32_t>((static_cast<int64_t>(h.nbytes) + h.blocksize - 1) / h.blocksize);
     h.leftover = h.nbytes % h.blocksize;
   }
-  if (h.special != SpecialValue::kNone)
-    return h;
-
-  if (h.memcpyed) {
-    if (static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
-      return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) +
-                           " is not nbytes " + std::to_string(h.nbytes) + " + header");
-    }
+  // In c-blosc2's order (initialize_context_decompression): the memcpy flag's size rule holds
+  // for special chunks too, and neither form has room for a dictionary.
+  if (h.memcpyed && static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
+    return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) + " is not nbytes " +
+                         std::to_string(h.nbytes) + " + header");
+  }
+  if ((h.memcpyed || h.special != SpecialValue::kNone) && (h.blosc2_flags & kB2FlagDict)) {
+    return DataLossError(std::string(h.memcpyed ? "a memcpyed" : "a special") +
+                         " chunk with the dictionary flag");
+  }
+  if (h.special != SpecialValue::kNone) {
+    PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
     return h;
   }
+  if (h.memcpyed)
+    return h;
 
   PATCHFEED_RETURN_IF_ERROR(ResolveCodec(p, h));
   PATCHFEED_RETURN_IF_ERROR(CheckFilters(h));
@@ -383,15 +491,18 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     return DataLossError("chunk is truncated: " + std::to_string(h.nblocks) +
                          " block offsets do not fit in cbytes " + std::to_string(h.cbytes));
   }
+  int64_t data_start = bstarts_end;
   if (h.has_dict) {
     if (bstarts_end + 4 > h.cbytes)
       return DataLossError("chunk is truncated in the dictionary");
     const int32_t dsize = LoadLE<int32_t>(p + bstarts_end);
-    if (dsize <= 0 || bstarts_end + 4 + dsize > h.cbytes) {
+    if (dsize <= 0 || dsize > kMaxDictSize || bstarts_end + 4 + dsize > h.cbytes) {
       return DataLossError("dictionary size " + std::to_string(dsize) +
-                           " does not fit in the chunk");
+                           " is not in [1, 32768] or does not fit in the chunk");
     }
+    data_start += 4 + dsize;
   }
+  h.data_start = static_cast<int32_t>(data_start);
   // A split block holds `typesize` streams of blocksize/typesize bytes; with a blocksize that
   // is not a multiple of typesize its last bytes would belong to no stream.
   const bool has_full_block = h.nblocks > (h.leftover > 0 ? 1 : 0);
@@ -399,7 +510,21 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     return DataLossError("split blocks of " + std::to_string(h.blocksize) +
                          " bytes are not a multiple of typesize " + std::to_string(h.typesize));
   }
+  PATCHFEED_RETURN_IF_ERROR(CheckBlockStarts(p, h));
   return h;
+}
+
+ByteRange BlockStreamRange(std::span<const std::byte> chunk, const ChunkHeader& h, int32_t index) {
+  assert(h.is_regular() && index >= 0 && index < h.nblocks);
+  const std::byte* starts = chunk.data() + h.header_size;
+  ByteRange r;
+  r.begin = LoadLE<int32_t>(starts + 4 * index);
+  if (!h.block_ends.empty()) {
+    r.end = h.block_ends[static_cast<size_t>(index)];
+  } else {
+    r.end = index + 1 < h.nblocks ? LoadLE<int32_t>(starts + 4 * (index + 1)) : h.cbytes;
+  }
+  return r;
 }
 
 }  // namespace patchfeed::codec

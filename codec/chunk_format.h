@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 
@@ -128,6 +129,13 @@ struct ChunkHeader {
   int32_t nblocks = 0;
   int32_t leftover = 0;  ///< bytes in the short last block, 0 if all blocks are full
 
+  /// Regular chunks: where the streams begin, after the header, block offsets and dictionary.
+  int32_t data_start = 0;
+  /// Regular chunks whose block starts do not increase (c-blosc2 with several threads stores
+  /// blocks in the order they finish): where each block's streams end. Empty when the starts
+  /// increase, as serial writers store them; block b then ends where block b + 1 starts.
+  std::vector<int32_t> block_ends;
+
   bool is_blosc1_format() const { return version <= 2; }
   bool is_regular() const { return special == SpecialValue::kNone && !memcpyed; }
 
@@ -140,10 +148,26 @@ struct ChunkHeader {
 };
 
 /// Parses and validates the header of `chunk` (the whole chunk, or at least its first
-/// `cbytes` bytes). Errors: kDataLoss when the bytes cannot be a valid chunk (truncated,
-/// inconsistent sizes, reserved values), kUnimplemented for valid features patchfeed does not
-/// decode (naming them: Snappy, user codecs, plugin filters, variable-length blocks, ...).
+/// `cbytes` bytes), making every check c-blosc2 makes on a header (and c-blosc 1.x on its
+/// version-2 chunks). For regular chunks it also checks the block starts: each inside the
+/// stream data, none shared, the first right after the block offsets and dictionary. It reads
+/// nothing beyond the header, block offsets and dictionary. Errors: kDataLoss when the bytes
+/// cannot be a valid chunk (truncated, inconsistent sizes, reserved values), kUnimplemented for
+/// valid features patchfeed does not decode (naming them: Snappy, user codecs, plugin filters,
+/// variable-length blocks, ...).
 Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk);
+
+/// A byte range [begin, end) of a chunk.
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+/// Where block `index`'s streams lie in a regular `chunk` whose header `h` came from
+/// ParseChunkHeader(chunk): from the block's start to the next larger block start, or to
+/// cbytes (the extent c-blosc2's own partial reads use). The decoder reads no byte outside it,
+/// so a reader that fetched only these bytes of the chunk decodes the block alike.
+ByteRange BlockStreamRange(std::span<const std::byte> chunk, const ChunkHeader& h, int32_t index);
 
 }  // namespace patchfeed::codec
 

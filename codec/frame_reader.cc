@@ -120,6 +120,25 @@ Result<std::vector<std::byte>> ReadBin32(std::span<const std::byte> bytes, int64
   return std::vector<std::byte>(p, p + len);
 }
 
+// The codec defaults for new chunks do not affect reading, but c-blosc2 builds a compression
+// context from them when it opens a frame and refuses the frame if that fails: more than 6
+// filters (byte 70), or a filter id no release defines (5-31, 37-159; 160+ are user ids).
+Status CheckDefaultPipeline(std::span<const std::byte> h) {
+  const uint8_t nfilters = U8(h, 70);
+  if (nfilters > kMaxFilters) {
+    return DataLossError("frame header lists " + std::to_string(nfilters) + " filters (at most " +
+                         std::to_string(kMaxFilters) + ")");
+  }
+  for (size_t i = 0; i < nfilters; ++i) {
+    const uint8_t id = U8(h, 71 + i);
+    if ((id >= 5 && id <= 31) || (id >= 37 && id <= 159)) {
+      return DataLossError("frame header: default filter " + std::to_string(i) + " is " +
+                           std::to_string(id) + ", an id no Blosc release defines");
+    }
+  }
+  return Status::Ok();
+}
+
 bool IsDirectory(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -149,7 +168,8 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
   f.frame_len = LoadBE<uint64_t>(h.data() + 16);
   const uint8_t general = U8(h, 25);
   f.version = general & 0x0F;
-  f.sparse = (U8(h, 26) & 0x0F) == 1;
+  const uint8_t frame_type = U8(h, 26);
+  f.sparse = frame_type == 1;
   f.compcode = U8(h, 27) & 0x0F;
   f.clevel = U8(h, 27) >> 4;
   f.splitmode = (U8(h, 28) & 0x03) + 1;
@@ -169,6 +189,11 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
   if (f.version < 1 || f.version > 3) {
     return UnimplementedError("frame format version " + std::to_string(f.version));
   }
+  if (frame_type > 1) {
+    return DataLossError("frame type " + std::to_string(frame_type) +
+                         " is neither contiguous (0) nor sparse (1)");
+  }
+  PATCHFEED_RETURN_IF_ERROR(CheckDefaultPipeline(h));
   if (((general >> 4) & 0x03) != 1) {
     return UnimplementedError("frame offsets that are not 64-bit (general flags 0x" +
                               std::to_string(general) + ")");
@@ -246,6 +271,11 @@ Status FrameReader::ReadOffsetsAndTrailer() {
   auto offsets_sizes = ReadChunkSizes(offsets_chunk);
   if (!offsets_sizes.ok())
     return offsets_sizes.status().WithContext("offsets chunk");
+  // c-blosc2 reads entries with the chunk's typesize (blosc2_getitem): it must be 8.
+  if (static_cast<uint8_t>(offsets_chunk[3]) != 8) {
+    return DataLossError("offsets chunk has typesize " +
+                         std::to_string(static_cast<uint8_t>(offsets_chunk[3])) + ", not 8");
+  }
   if (offsets_sizes->nbytes != f.nchunks * 8) {
     return DataLossError("offsets chunk holds " + std::to_string(offsets_sizes->nbytes / 8) +
                          " entries for " + std::to_string(f.nchunks) + " chunks");
@@ -266,7 +296,8 @@ Status FrameReader::ReadOffsetsAndTrailer() {
       if (type != 1 && type != 2 && type != 4) {
         return DataLossError("chunk " + std::to_string(i) + ": invalid special offset");
       }
-    } else if (!f.sparse && off > f.cbytes - kBlosc1HeaderSize) {
+    } else if (!f.sparse && off > f.cbytes - kBlosc2HeaderSize) {
+      // As c-blosc2 (validate_offsets_chunk): every stored chunk is at least 32 bytes.
       return DataLossError("chunk " + std::to_string(i) + ": offset " + std::to_string(off) +
                            " lies outside the chunk data (" + std::to_string(f.cbytes) + " bytes)");
     }
@@ -363,7 +394,11 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
     if (!st.ok())
       return st.WithContext(ChunkContext(index));
     const int32_t cbytes = LoadLE<int32_t>(head + 12);
-    if (cbytes < kBlosc1HeaderSize || off + cbytes > info_.cbytes) {
+    if (cbytes < kBlosc2HeaderSize) {  // c-blosc2 stores no chunk shorter than 32 bytes
+      return DataLossError(ChunkContext(index) + ": a stored chunk of " + std::to_string(cbytes) +
+                           " bytes (at least 32)");
+    }
+    if (off + cbytes > info_.cbytes) {
       return DataLossError(ChunkContext(index) + ": its " + std::to_string(cbytes) +
                            " bytes at offset " + std::to_string(off) +
                            " run past the chunk data section");
@@ -404,8 +439,9 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(
   const auto flags = static_cast<uint8_t>(head[2]);
   const bool extended = (flags & kFlagExtendedHeader) == kFlagExtendedHeader;
   const bool memcpyed = (flags & kFlagMemcpyed) != 0;
+  const bool special = extended && (static_cast<uint8_t>(head[0x1F]) & 0x70) != 0;
   const bool dict = extended && (static_cast<uint8_t>(head[0x1F]) & kB2FlagDict) != 0;
-  if (!extended || memcpyed || blocksize <= 0 || nbytes <= 0 || cbytes > avail ||
+  if (!extended || memcpyed || special || blocksize <= 0 || nbytes <= 0 || cbytes > avail ||
       cbytes < kBlosc2HeaderSize) {
     return GetChunk(index, scratch);  // small, raw or odd: read it whole (and check it there)
   }
@@ -427,42 +463,39 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(
     if (dsize > 0 && prefix + dsize <= cbytes) {
       if (Status st = read(prefix, prefix + dsize); !st.ok())
         return fail(st);
-      prefix += dsize;
     }
   }
-  // A block's streams run from its offset to the next larger offset (or the chunk's end);
-  // neighbouring wanted blocks are read in one call.
-  std::vector<int64_t> starts(static_cast<size_t>(nblocks));
-  for (int64_t b = 0; b < nblocks; ++b) {
-    starts[static_cast<size_t>(b)] = LoadLE<int32_t>(scratch.data() + kBlosc2HeaderSize + 4 * b);
+  // Header, block offsets and dictionary are in: the checks the whole chunk would get, and the
+  // block ranges the decoder keeps to (it reads nothing else of the chunk). A chunk that fails
+  // them is read whole, so that the caller's ParseChunkHeader reports the same error as with a
+  // mapped file.
+  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(cbytes));
+  const auto header = ParseChunkHeader(image);
+  if (!header.ok() || !header->is_regular()) {
+    return GetChunk(index, scratch);
   }
-  std::vector<int64_t> sorted = starts;
-  std::sort(sorted.begin(), sorted.end());
+  // Neighbouring wanted blocks are read in one call.
   int64_t run_from = -1, run_to = -1;
   for (const int32_t b : blocks) {
-    if (b < 0 || b >= nblocks)
+    if (b < 0 || b >= header->nblocks)
       continue;
-    const int64_t from = starts[static_cast<size_t>(b)];
-    if (from < prefix || from >= cbytes)
-      continue;  // a bad offset: the decoder reports it
-    const auto next = std::upper_bound(sorted.begin(), sorted.end(), from);
-    const int64_t to = next == sorted.end() ? cbytes : std::min<int64_t>(*next, cbytes);
-    if (from == run_to) {
-      run_to = to;
+    const ByteRange range = BlockStreamRange(image, *header, b);
+    if (range.begin == run_to) {
+      run_to = range.end;
       continue;
     }
     if (run_from >= 0) {
       if (Status st = read(run_from, run_to); !st.ok())
         return fail(st);
     }
-    run_from = from;
-    run_to = to;
+    run_from = range.begin;
+    run_to = range.end;
   }
   if (run_from >= 0) {
     if (Status st = read(run_from, run_to); !st.ok())
       return fail(st);
   }
-  return std::span<const std::byte>(scratch.data(), static_cast<size_t>(cbytes));
+  return image;
 }
 
 }  // namespace patchfeed::codec

@@ -81,8 +81,10 @@ class FrameReader {
 
   /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk.
   /// When the frame is read with pread, only the chunk's header, block offsets, dictionary and
-  /// those blocks' streams are read, into a `scratch` image of the whole chunk (the rest of it
-  /// is left unread: decode nothing but `blocks` from it). Otherwise the same as GetChunk.
+  /// those blocks' bytes (BlockStreamRange: all the decoder reads of a block) are read, into a
+  /// `scratch` image of the whole chunk (the rest of it is left unread: decode nothing but
+  /// `blocks` from it). Chunks whose header or block offsets fail ParseChunkHeader, and
+  /// special or memcpyed chunks, are read whole. Otherwise the same as GetChunk.
   Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
                                                     std::vector<std::byte>& scratch) const;
 

@@ -77,8 +77,15 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
     return meta.status().WithContext(path);
   r.meta_ = std::move(*meta);
   int64_t itemsize = ItemSizeOfDtype(r.meta_.dtype);
-  if (itemsize == 0)
+  if (itemsize == 0) {
     itemsize = frame.info().typesize;
+  } else if (itemsize != frame.info().typesize) {
+    // python-blosc2 writes the dtype's item size as the frame's typesize; a mismatch means one
+    // of them is damaged, and either would mislay every item.
+    return DataLossError(path + ": the frame's typesize " + std::to_string(frame.info().typesize) +
+                         " differs from the item size " + std::to_string(itemsize) + " of dtype '" +
+                         r.meta_.dtype + "'");
+  }
   auto geom = NdGeometry::Make(r.meta_, itemsize);
   if (!geom.ok())
     return geom.status().WithContext(path);
@@ -158,6 +165,15 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
                          " bytes, the array's chunks " + std::to_string(chunk_bytes));
   }
 
+  // c-blosc2 writes the item size as every chunk's typesize (1 above 255); another value
+  // would shuffle and split the items wrongly (c-blosc2's block reads refuse most of them).
+  const int64_t chunk_typesize = itemsize > 255 ? 1 : itemsize;
+  if (h.typesize != chunk_typesize) {
+    return DataLossError(frame_.ChunkContext(chunk_index) + ": typesize " +
+                         std::to_string(h.typesize) + " differs from the array's item size " +
+                         std::to_string(itemsize));
+  }
+
   // Special chunks fill their part without decoding when the value is one item.
   if (h.special == SpecialValue::kZeros || h.special == SpecialValue::kUninit ||
       (h.special == SpecialValue::kNaN && h.typesize == itemsize)) {
@@ -172,15 +188,18 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     return Status::Ok();
   }
 
-  bool whole_chunk = h.special != SpecialValue::kNone;  // e.g. a repeated-value chunk
-  for (uint8_t f : h.filters)
-    whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
+  // The chunk's blocks must be the array's blocks, also when the chunk is decoded whole
+  // (c-blosc2 refuses a chunk whose block count differs from the array's, repeated-value
+  // chunks included).
   const int64_t block_bytes = g.block_nitems * itemsize;
-  if (!whole_chunk && h.blocksize != block_bytes) {
+  if (h.blocksize != block_bytes) {
     return DataLossError(frame_.ChunkContext(chunk_index) + ": block size " +
                          std::to_string(h.blocksize) + " differs from the b2nd block's " +
                          std::to_string(block_bytes));
   }
+  bool whole_chunk = h.special != SpecialValue::kNone;  // e.g. a repeated-value chunk
+  for (uint8_t f : h.filters)
+    whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
   if (whole_chunk) {
     // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block
     // (with all of the chunk's bytes, which GetChunkBlocks may not have read).
@@ -240,15 +259,9 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
         return st.WithContext(frame_.ChunkContext(chunk_index));
       return Status::Ok();
     }
-    // A piece of the block: decode it no further than its last wanted item, and undo a final
-    // byte shuffle only for the wanted rows, straight into dst.
-    int64_t last = 0;
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      last = last * g.blockshape[i] + (ihi[i] - 1 - blo[i]);
-    }
-    auto part = scratch.decoder.DecodeBlockForItems(chunk, h, b, static_cast<int32_t>(itemsize),
-                                                    static_cast<size_t>(last) + 1);
+    // A piece of the block: undo a final byte shuffle only for the wanted rows, straight
+    // into dst.
+    auto part = scratch.decoder.DecodeBlockForItems(chunk, h, b, static_cast<int32_t>(itemsize));
     if (!part.ok())
       return part.status().WithContext(frame_.ChunkContext(chunk_index));
     if (part->shuffled) {

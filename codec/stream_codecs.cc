@@ -76,21 +76,6 @@ StreamDecoder::~StreamDecoder() = default;
 StreamDecoder::StreamDecoder(StreamDecoder&&) noexcept = default;
 StreamDecoder& StreamDecoder::operator=(StreamDecoder&&) noexcept = default;
 
-Status StreamDecoder::DecodePrefix(CodecFormat format, std::span<const std::byte> src,
-                                   std::span<std::byte> dst, std::span<const std::byte> dict,
-                                   size_t prefix) {
-  if (format != CodecFormat::kLZ4 || !dict.empty() || prefix >= dst.size())
-    return Decode(format, src, dst, dict);
-  // LZ4 decodes sequentially, so the front of a block costs only its share of the time.
-  const int n = LZ4_decompress_safe_partial(Chars(src.data()), Chars(dst.data()), Int(src.size()),
-                                            Int(prefix), Int(dst.size()));
-  if (n < Int(prefix)) {
-    return Corrupt("lz4", "decoded " + std::to_string(n) + " bytes, expected at least " +
-                              std::to_string(prefix));
-  }
-  return Status::Ok();
-}
-
 Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
                              std::span<std::byte> dst, std::span<const std::byte> dict) {
   switch (format) {

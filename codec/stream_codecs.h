@@ -33,12 +33,6 @@ class StreamDecoder {
   Status Decode(CodecFormat format, std::span<const std::byte> src, std::span<std::byte> dst,
                 std::span<const std::byte> dict);
 
-  /// Like Decode, but only the first `prefix` bytes of `dst` are wanted: LZ4 streams without a
-  /// dictionary stop there (the rest of `dst` is left unwritten), other codecs decode all of it.
-  /// A corrupt stream may go unnoticed past the prefix, which is never read.
-  Status DecodePrefix(CodecFormat format, std::span<const std::byte> src, std::span<std::byte> dst,
-                      std::span<const std::byte> dict, size_t prefix);
-
  private:
   struct Contexts;
   std::unique_ptr<Contexts> ctx_;

@@ -4,6 +4,7 @@
 
 #include "codec/chunk_format.h"
 
+#include <algorithm>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -61,6 +62,30 @@ TEST(ChunkFormatTest, NaNChunkOfFloat32) {
   ASSERT_OK_AND_ASSIGN(const auto data, DecompressChunk(chunk));
   for (size_t i = 0; i < 16; i += 4)
     EXPECT_EQ(LoadLE<uint32_t>(data.data() + i), 0x7FC00000u);
+}
+
+TEST(ChunkFormatTest, SpecialBlocksOffTheItemGridMatchTheWholeChunk) {
+  // Blocks of 10 bytes over 4- and 3-byte values: block 1 starts in the middle of a value.
+  // Each block decoded alone must equal its slice of the whole chunk, every byte written.
+  // (The fuzzer's block-vs-chunk check found NaN blocks restarting the value at the block
+  // and leaving the bytes after the last whole value unwritten.)
+  auto nan = Blosc2Header(40, 10, 32);
+  nan[0x1F] = std::byte{0x20};
+  auto repeat = Blosc2Header(30, 10, 32 + 3);
+  repeat[0x1F] = std::byte{0x30};
+  repeat[32] = std::byte{1};
+  repeat[33] = std::byte{2};
+  repeat[34] = std::byte{3};
+  for (const auto& chunk : {nan, repeat}) {
+    ASSERT_OK_AND_ASSIGN(const auto whole, DecompressChunk(chunk));
+    ASSERT_OK_AND_ASSIGN(const ChunkHeader h, ParseChunkHeader(chunk));
+    BlockDecoder decoder;
+    for (int32_t b = 0; b < h.nblocks; ++b) {
+      std::vector<std::byte> block(static_cast<size_t>(h.block_nbytes(b)), std::byte{0xEE});
+      ASSERT_OK(decoder.DecodeBlock(chunk, h, b, block));
+      EXPECT_TRUE(std::equal(block.begin(), block.end(), whole.begin() + 10 * b)) << b;
+    }
+  }
 }
 
 TEST(ChunkFormatTest, UninitializedChunkDecodesToZeros) {

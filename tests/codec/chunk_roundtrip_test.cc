@@ -285,8 +285,8 @@ TEST(ChunkEncoderTest, TypesizeAbove255IsRecordedAsBytes) {
 }
 
 TEST(BlockDecoderTest, DecodeBlockForItemsGivesTheWantedItems) {
-  // Split LZ4 + shuffle blocks come back as byte planes whose wanted prefix is exact; other
-  // settings come back decoded whole. Either way the items below items_needed are right.
+  // Shuffled blocks come back as byte planes, other settings decoded whole. Either way the
+  // items are right.
   const std::vector<std::byte> data = MakeData(DataKind::kSmooth, 4 * 40000, 21);
   struct Case {
     Codec codec;
@@ -312,8 +312,7 @@ TEST(BlockDecoderTest, DecodeBlockForItemsGivesTheWantedItems) {
       const size_t nitems = static_cast<size_t>(h.block_nbytes(b)) / 4;
       for (size_t needed : {size_t{1}, size_t{777}, nitems}) {
         SCOPED_TRACE("block " + std::to_string(b) + " needed " + std::to_string(needed));
-        ASSERT_OK_AND_ASSIGN(PartlyDecodedBlock part,
-                             decoder.DecodeBlockForItems(chunk, h, b, 4, needed));
+        ASSERT_OK_AND_ASSIGN(PartlyDecodedBlock part, decoder.DecodeBlockForItems(chunk, h, b, 4));
         EXPECT_EQ(part.shuffled, c.shuffled);
         ASSERT_EQ(part.nitems, nitems);
         std::vector<std::byte> items(needed * 4);

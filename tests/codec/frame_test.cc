@@ -7,8 +7,6 @@
 // worked example) and the b2nd metalayer alone: frame_format_test.cc.
 // Reads of files written by python-blosc2 are in tests/python/test_frames_read.py.
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -28,11 +26,13 @@
 #include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace patchfeed::codec {
 namespace {
 
 namespace fs = std::filesystem;
+using ::patchfeed::testing::TempDir;
 using ::testing::HasSubstr;
 
 struct Array {
@@ -363,22 +363,6 @@ TEST(FrameRoundTrip, StridedDestinations) {
     EXPECT_EQ(k * 2, want.size());
   }
 }
-
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("patchfeed_frame_test_" + std::to_string(getpid()) + "_" +
-                                         info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 // WriteB2nd files (contiguous and sparse) read back through mmap and pread.
 TEST(FrameFiles, ContiguousAndSparseInBothIoModes) {

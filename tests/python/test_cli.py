@@ -7,6 +7,8 @@ stderr that names the offending file.
 from __future__ import annotations
 
 import random
+import resource
+import struct
 import subprocess
 
 import blosc
@@ -168,6 +170,47 @@ def test_corrupt_chunk(cli_path, tmp_path):
         assert proc.returncode != 0
         assert name in proc.stderr, proc.stderr
         assert not dst.exists()
+
+
+def _limit_address_space() -> None:
+    """Runs in the child before exec: 1 GiB of address space, too little for a 2 GB buffer."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def test_decompress_checks_the_header_before_allocating(cli_path, tmp_path):
+    """A 17-byte memcpyed chunk claiming 2 GB and a valid 32-byte zeros chunk declaring 2 GB:
+    `decompress` refuses both with one line on stderr and exit code 1 in a process that could
+    not allocate the claim. Nothing sized by the header is allocated before the header is
+    checked (memcpyed: cbytes must be nbytes + 16), nor above --max-bytes (default 1 GiB)."""
+    nbytes = 2**31 - 1 - 32
+    memcpyed = bytes([2, 1, 0x02, 1]) + struct.pack("<iii", nbytes, 536866816, 17) + b"\0"
+    zeros = bytes([5, 1, 0x05, 1]) + struct.pack("<iii", nbytes, 1 << 20, 32)
+    zeros += bytes(15) + b"\x10"  # blosc2_flags: special value 1, zeros
+    for name, chunk, says in (
+        ("memcpyed.chunk", memcpyed, "memcpyed chunk: cbytes 17"),
+        ("zeros.chunk", zeros, f"decompresses to {nbytes} bytes, more than the limit"),
+    ):
+        src, dst = tmp_path / name, tmp_path / (name + ".out")
+        src.write_bytes(chunk)
+        proc = subprocess.run(
+            [str(cli_path), "decompress", str(src), str(dst)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            preexec_fn=_limit_address_space,
+        )
+        assert proc.returncode == 1, (name, proc.returncode, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and name in lines[0] and says in lines[0], proc.stderr
+        assert not dst.exists()
+    # The limit is the caller's: a small one refuses a small valid chunk, naming both sizes.
+    src = tmp_path / "small.chunk"
+    src.write_bytes(blosc2.compress2(make_data("smooth_f32", 40000), typesize=4, nthreads=1))
+    proc = run(cli_path, "decompress", src, tmp_path / "small.out", "--max-bytes", 1000,
+               check=False)
+    assert proc.returncode == 1 and "40000 bytes, more than the limit of 1000" in proc.stderr
+    run(cli_path, "decompress", src, tmp_path / "small.out", "--max-bytes", 40000)
+    assert (tmp_path / "small.out").stat().st_size == 40000
 
 
 def test_usage_errors(cli_path, tmp_path):

@@ -234,6 +234,19 @@ def test_bad_compress_arguments(name):
     assert not isinstance(err.value, patchfeed.CorruptDataError)
 
 
+def test_decompress_refuses_sizes_above_max_nbytes():
+    """A valid 32-byte zeros chunk may declare 2 GB: decompress checks the header, then refuses
+    a size above max_nbytes (default 1 GiB) with MemoryError before allocating anything."""
+    nbytes = 2**31 - 1 - 32
+    zeros = bytes([5, 1, 0x05, 4]) + struct.pack("<iii", nbytes, 1 << 20, 32) + bytes(15) + b"\x10"
+    with pytest.raises(MemoryError, match=f"{nbytes} bytes, more than the limit of {1 << 30}"):
+        patchfeed.decompress(zeros)
+    small = blosc2.compress2(make_data("smooth_f32", 4000), typesize=4, nthreads=1)
+    with pytest.raises(MemoryError, match="4000 bytes, more than the limit of 3999"):
+        patchfeed.decompress(small, max_nbytes=3999)
+    assert len(patchfeed.decompress(small, max_nbytes=4000)) == 4000
+
+
 def test_corrupt_data_error_is_value_error():
     """CorruptDataError subclasses ValueError, so callers catching ValueError catch it."""
     assert issubclass(patchfeed.CorruptDataError, ValueError)

@@ -111,6 +111,23 @@ def main():
     write("blosc2_zeros_n5000", blosc2.compress2(bytes(5000), typesize=4), bytes(5000))
     write("blosc2_runs_n65536", blosc2.compress2(b"\x07" * 65536, typesize=4, blocksize=8192),
           b"\x07" * 65536)
+    # A repeated-value special chunk: 32-byte header + the 4-byte value.
+    schunk = blosc2.SChunk(chunksize=4000, cparams={"typesize": 4})
+    schunk.fill_special(1000, blosc2.SpecialValue.VALUE, value=np.float32(1.5))
+    write("blosc2_repeat_ts4_n4000", schunk.get_chunk(0),
+          np.full(1000, 1.5, dtype=np.float32).tobytes())
+    # Several compression threads store blocks in the order they finish, so block starts need
+    # not increase; retry until they do not (the point of this case).
+    raw = data("smooth", 80000, 4)
+    for _ in range(100):
+        chunk = blosc2.compress2(raw, codec=blosc2.Codec.LZ4, clevel=5, typesize=4,
+                                 filters=[blosc2.Filter.SHUFFLE], blocksize=4096, nthreads=4)
+        starts = np.frombuffer(chunk, dtype="<i4", count=20, offset=32)
+        if np.any(np.diff(starts) < 0):
+            break
+    else:
+        raise RuntimeError("c-blosc2 wrote the blocks in order 100 times; use more threads")
+    write("blosc2_lz4_shuffle_ts4_n80000_threads4_unordered", chunk, raw)
 
     # c-blosc 1.x.
     shuffles = {"none": blosc.NOSHUFFLE, "shuffle": blosc.SHUFFLE, "bitshuffle": blosc.BITSHUFFLE}
