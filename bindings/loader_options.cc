@@ -190,6 +190,40 @@ struct Value<std::optional<loader::AugmentOptions>> {
   }
 };
 
+/// An optional string: None is nullopt.
+template <>
+struct Value<std::optional<std::string>> {
+  static std::optional<std::string> FromPython(const char* option, py::handle value) {
+    if (value.is_none()) {
+      return std::nullopt;
+    }
+    if (!py::isinstance<py::str>(value)) {
+      ThrowWrongType(option, value);
+    }
+    return value.cast<std::string>();
+  }
+  static py::object ToPython(const std::optional<std::string>& s) {
+    return s ? py::object(py::str(*s)) : py::object(py::none());
+  }
+};
+
+/// Foreground indexes made in Python (_core.ForegroundIndex, e.g. from nnU-Net's
+/// class_locations), one per case.
+template <>
+struct Value<std::shared_ptr<const loader::ForegroundIndex>> {
+  static std::shared_ptr<const loader::ForegroundIndex> FromPython(const char* option,
+                                                                   py::handle value) {
+    try {
+      return py::cast<std::shared_ptr<loader::ForegroundIndex>>(value);
+    } catch (const py::cast_error&) {
+      ThrowWrongType(option, value);
+    }
+  }
+  static py::object ToPython(const std::shared_ptr<const loader::ForegroundIndex>& index) {
+    return py::cast(std::const_pointer_cast<loader::ForegroundIndex>(index));
+  }
+};
+
 /// A list whose keyword default is None: None sets the empty list, which reads back as None.
 template <typename V>
 struct NoneIsEmpty {
@@ -254,6 +288,8 @@ constexpr LoaderOption kOptions[] = {
     Option("annotated_key", PATCHFEED_FIELD(sampler.annotated_key)),
     Option("foreground", PATCHFEED_FIELD(foreground.mode)),
     Option<NoneIsEmpty>("foreground_keys", PATCHFEED_FIELD(foreground.keys)),
+    Option("foreground_cache_dir", PATCHFEED_FIELD(foreground.cache_dir)),
+    Option<NoneIsEmpty>("foreground_locations", PATCHFEED_FIELD(foreground.indexes)),
     Option("seed", PATCHFEED_FIELD(sampler.seed)),
     Option("rank", PATCHFEED_FIELD(sampler.rank)),
     Option("world_size", PATCHFEED_FIELD(sampler.world_size)),

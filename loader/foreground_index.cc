@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstddef>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -236,7 +239,50 @@ int64_t ForegroundIndex::SampleCount(int64_t total) {
   return std::max(std::min<int64_t>(10000, total), one_percent);
 }
 
-std::string ForegroundIndex::PathFor(const std::string& seg_path) { return seg_path + ".fgindex"; }
+std::string ForegroundIndex::DefaultCacheDir() {
+  for (const char* var : {"PATCHFEED_CACHE_DIR", "XDG_CACHE_HOME", "HOME"}) {
+    const char* value = std::getenv(var);
+    if (value == nullptr || *value == '\0') {
+      continue;
+    }
+    const fs::path base(value);
+    if (std::string_view(var) == "PATCHFEED_CACHE_DIR") {
+      return (base / "fgindex").string();
+    }
+    return (std::string_view(var) == "HOME" ? base / ".cache" / "patchfeed" / "fgindex"
+                                            : base / "patchfeed" / "fgindex")
+        .string();
+  }
+  return "";
+}
+
+std::string ForegroundIndex::CachePath(const std::string& cache_dir, const std::string& seg_path,
+                                       const std::vector<LabelSet>& keys, uint64_t seed,
+                                       int spatial_dims) {
+  std::error_code ec;
+  fs::path absolute = fs::absolute(seg_path, ec);
+  if (ec) {
+    absolute = seg_path;
+  }
+  std::vector<LabelSet> normalized = keys;
+  NormalizeKeys(normalized);
+  std::string identity = StrCat(absolute.lexically_normal().string(), "|", seed, "|",
+                                spatial_dims, "|", keys.empty() ? "found" : "given");
+  for (const LabelSet& key : normalized) {
+    identity += "|";
+    for (const int64_t label : key) {
+      identity += StrCat(label, ",");
+    }
+  }
+  uint64_t h = 0xCBF29CE484222325ull;  // FNV-1a
+  for (const char c : identity) {
+    h = (h ^ static_cast<uint8_t>(c)) * 0x100000001B3ull;
+  }
+  char name[32];
+  std::snprintf(name, sizeof(name), "%016llx.fgindex", static_cast<unsigned long long>(h));
+  // The label map's own name first, so a person looking into the cache sees whose it is.
+  return (fs::path(cache_dir) / (fs::path(seg_path).filename().string() + "." + name)).string();
+}
 
 Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
                                                std::vector<LabelSet> keys, uint64_t seed,
@@ -395,27 +441,32 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
 
 Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
                                                      std::vector<LabelSet> keys, uint64_t seed,
-                                                     int spatial_dims) {
-  const std::string index_path = PathFor(seg_path);
+                                                     int spatial_dims,
+                                                     const std::string& cache_dir) {
+  if (cache_dir.empty()) {
+    return Build(seg_path, std::move(keys), seed, spatial_dims);
+  }
+  const std::string index_path = CachePath(cache_dir, seg_path, keys, seed, spatial_dims);
   std::error_code ec;
   if (fs::exists(index_path, ec)) {
+    // A file that does not load (corrupt, an older format) is rebuilt over: it is our cache.
     Result<ForegroundIndex> loaded = Load(index_path);
-    if (!loaded.ok()) {
-      return loaded.status().WithContext("delete the index to rebuild it");
-    }
     std::vector<LabelSet> wanted = keys;
     NormalizeKeys(wanted);
     const auto [size, mtime] = SourceStamp(seg_path);
-    const bool same_keys =
-        keys.empty() ? loaded->keys_found_ : !loaded->keys_found_ && loaded->keys_ == wanted;
-    if (same_keys && loaded->seed_ == seed && loaded->ndim() == spatial_dims &&
-        loaded->source_size_ == size && loaded->source_mtime_ns_ == mtime &&
-        (size != 0 || mtime != 0)) {
-      return loaded;
+    if (loaded.ok()) {
+      const bool same_keys =
+          keys.empty() ? loaded->keys_found_ : !loaded->keys_found_ && loaded->keys_ == wanted;
+      if (same_keys && loaded->seed_ == seed && loaded->ndim() == spatial_dims &&
+          loaded->source_size_ == size && loaded->source_mtime_ns_ == mtime &&
+          (size != 0 || mtime != 0)) {
+        return loaded;
+      }
     }
   }
   PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index,
                              Build(seg_path, std::move(keys), seed, spatial_dims));
+  fs::create_directories(cache_dir, ec);
   (void)index.Save(index_path);  // best effort: see the header
   return index;
 }

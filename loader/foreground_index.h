@@ -10,13 +10,16 @@
 ///
 /// Built once from the segmentation `.b2nd` in two streaming passes over slabs of at most
 /// ~64 MiB (count, then collect a pre-drawn sorted subset of ranks), so memory stays bounded by
-/// one slab plus the kept coordinates. Saved beside the segmentation as `<seg path>.fgindex`
-/// and loaded back on later runs. Immutable after creation: any number of threads may read.
+/// one slab plus the kept coordinates, or wrapped around locations computed elsewhere (nnU-Net's
+/// `class_locations`, FromLocations). A built index is saved in a cache folder outside the
+/// dataset (DefaultCacheDir: patchfeed never writes into a dataset folder) and loaded back on
+/// later runs. Immutable after creation: any number of threads may read.
 ///
 /// Example:
 /// \code
 ///   PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index,
-///                              ForegroundIndex::BuildOrLoad(seg_path, /*keys=*/{}, 1234));
+///                              ForegroundIndex::BuildOrLoad(seg_path, /*keys=*/{}, 1234,
+///                                                           /*spatial_dims=*/3, cache_dir));
 ///   info.foreground_counts = index.counts();
 ///   // ForegroundVoxelFn: [&](int64_t, int64_t key, int64_t i) { return index.Voxel(key, i); }
 /// \endcode
@@ -39,8 +42,17 @@ class ForegroundIndex {
   /// as NumPy does).
   static int64_t SampleCount(int64_t total);
 
-  /// `<seg_path>.fgindex`.
-  static std::string PathFor(const std::string& seg_path);
+  /// The cache folder for built indexes: $PATCHFEED_CACHE_DIR, else $XDG_CACHE_HOME/patchfeed,
+  /// else $HOME/.cache/patchfeed, with "/fgindex" appended; "" when none of them is set.
+  static std::string DefaultCacheDir();
+
+  /// The file in `cache_dir` that holds the index of `seg_path` built with `keys`, `seed` and
+  /// `spatial_dims`: named by a hash of the label map's absolute path and those settings, so
+  /// loaders with other settings keep their own. The file records the label map's size and
+  /// modification time: a changed label map is rebuilt.
+  static std::string CachePath(const std::string& cache_dir, const std::string& seg_path,
+                               const std::vector<LabelSet>& keys, uint64_t seed,
+                               int spatial_dims);
 
   /// Scans the label map at `seg_path`: an integer or bool `.b2nd` array whose last
   /// `spatial_dims` axes are spatial (1 to 5 of them, e.g. (Z, Y, X) or (H, W)); the axes before
@@ -53,13 +65,14 @@ class ForegroundIndex {
   static Result<ForegroundIndex> Build(const std::string& seg_path, std::vector<LabelSet> keys,
                                        uint64_t seed, int spatial_dims);
 
-  /// Loads `PathFor(seg_path)` when it was built from this file (same size and modification
-  /// time), keys, seed and number of spatial axes; otherwise builds and saves it. A failed save is
-  /// not an error (read-only dataset folders): the index is returned and rebuilt next time. A
-  /// corrupt index file is kDataLoss naming it (delete it to rebuild).
+  /// Loads the index of `seg_path` from `cache_dir` (CachePath) when it was built from this
+  /// file as it is now (same size and modification time) with these keys, seed and spatial axes;
+  /// otherwise builds it and saves it there (creating the folder). The cache is disposable: a
+  /// corrupt or stale file is rebuilt over, and a failed save (no space, read-only) is not an
+  /// error, the index is returned and built again next time. `cache_dir` "": never saved.
   static Result<ForegroundIndex> BuildOrLoad(const std::string& seg_path,
                                              std::vector<LabelSet> keys, uint64_t seed,
-                                             int spatial_dims);
+                                             int spatial_dims, const std::string& cache_dir);
 
   /// Reads an index file, validating every field, the coordinates against the shape and a
   /// checksum. kNotFound if missing; kDataLoss naming the file and the fault otherwise.

@@ -90,6 +90,13 @@ struct ForegroundOptions {
   std::vector<LabelSet> keys;
   uint64_t seed = 1234;                         ///< the index's voxel subset (nnU-Net uses 1234)
   int64_t resident_bytes = int64_t{256} << 20;  ///< indexes kept in memory; the rest reload
+  /// Where built indexes are kept between runs (never in the dataset's folder): nullopt for
+  /// ForegroundIndex::DefaultCacheDir() ($PATCHFEED_CACHE_DIR, ~/.cache/patchfeed, ...), ""
+  /// for nowhere (built each run, kept in memory).
+  std::optional<std::string> cache_dir;
+  /// Indexes computed elsewhere, one per case (e.g. from nnU-Net's `class_locations`): used
+  /// as they are, nothing is built or cached. Empty: build or load them.
+  std::vector<std::shared_ptr<const ForegroundIndex>> indexes;
 };
 
 /// nnU-Net's training augmentation, run on each sample as soon as it is read (docs/augment.md).

@@ -45,12 +45,16 @@ if (( with_tests )); then
   py_pkgs=(numpy:numpy pytest:pytest hypothesis:hypothesis blosc2:blosc2 blosc:blosc
            numcodecs:numcodecs pybind11:pybind11 torch:torch==2.13.0
            batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy
+           nnunetv2:nnunetv2==2.8.1 nibabel:nibabel
            scikit_build_core:scikit-build-core)  # make pip-test: pip install --no-build-isolation
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")
   done
   if (( ${#need[@]} )); then
+    # nnunetv2's dependencies (timm -> torchvision) would pull a newer, CUDA torch: pinning the
+    # CPU torch in the same command makes pip pick the torchvision that matches it.
+    [[ " ${need[*]} " == *" nnunetv2"* ]] && need+=(torch==2.13.0)
     echo "install_deps: pip install ${need[*]}"
     python3 -m pip install -q "${need[@]}"
   fi

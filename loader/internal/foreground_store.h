@@ -3,10 +3,12 @@
 #define PATCHFEED_LOADER_INTERNAL_FOREGROUND_STORE_H_
 
 /// \file
-/// The loader's foreground indexes, one per case (foreground_index.h): built or loaded once
-/// when the loader is created, to give the sampler each case's per-key voxel counts, then
-/// kept in memory up to a byte cap; past the cap, indexes are reloaded from their `.fgindex`
-/// files when a forced-foreground sample needs a voxel (a small LRU keeps the recent ones).
+/// The loader's foreground indexes, one per case (foreground_index.h): given (nnU-Net's
+/// `class_locations`), or built or loaded from the cache folder once when the loader is
+/// created, to give the sampler each case's per-key voxel counts; then kept in memory up to a
+/// byte cap. Past the cap, cached indexes are reloaded from their files when a forced-foreground
+/// sample needs a voxel (a small LRU keeps the recent ones); given indexes and those that could
+/// not be cached stay in memory whatever the cap.
 ///
 /// Prepare may run concurrently for distinct cases; Voxel is thread-safe.
 
@@ -26,9 +28,11 @@ namespace patchfeed::loader::internal_loader {
 
 class ForegroundStore {
  public:
-  /// `seg_paths[i]` is case i's label map, whose last `spatial_dims` axes are spatial.
+  /// `seg_paths[i]` is case i's label map, whose last `spatial_dims` axes are spatial;
+  /// `given[i]`, when `given` is not empty, its index.
   ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims, std::vector<LabelSet> keys,
-                  uint64_t seed, int64_t resident_bytes);
+                  uint64_t seed, int64_t resident_bytes, std::string cache_dir,
+                  std::vector<std::shared_ptr<const ForegroundIndex>> given);
 
   /// Builds or loads case `case_index`'s index and records its counts.
   Status Prepare(int64_t case_index);
@@ -51,6 +55,7 @@ class ForegroundStore {
 
   std::vector<std::string> seg_paths_;
   int spatial_dims_;
+  std::string cache_dir_;
   std::vector<LabelSet> keys_;
   uint64_t seed_;
   int64_t resident_cap_;

@@ -271,9 +271,22 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
     for (int64_t i = 0; i < c.dataset.num_cases(); ++i) {
       seg_paths.push_back(c.dataset.path(i, seg));
     }
+    if (!c.foreground.indexes.empty() &&
+        static_cast<int64_t>(c.foreground.indexes.size()) != c.dataset.num_cases()) {
+      return InvalidArgumentError(StrCat("loader: ", c.foreground.indexes.size(),
+                                         " foreground indexes given for ", c.dataset.num_cases(),
+                                         " cases"));
+    }
+    for (size_t i = 0; i < c.foreground.indexes.size(); ++i) {
+      if (c.foreground.indexes[i] == nullptr) {
+        return InvalidArgumentError(StrCat("loader: no foreground index given for case '",
+                                           c.dataset.case_id(static_cast<int64_t>(i)), "'"));
+      }
+    }
     p.foreground = std::make_unique<ForegroundStore>(
         std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
-        c.foreground.seed, c.foreground.resident_bytes);
+        c.foreground.seed, c.foreground.resident_bytes,
+        c.foreground.cache_dir.value_or(ForegroundIndex::DefaultCacheDir()), c.foreground.indexes);
   }
   PATCHFEED_RETURN_IF_ERROR(ProbeDataset(arena, p));
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -222,38 +223,84 @@ TEST(ForegroundIndexTest, KeepsOnePercentOfLargeClasses) {
   }
 }
 
-TEST(ForegroundIndexTest, SavesLoadsAndCachesBesideTheSegmentation) {
+TEST(ForegroundIndexTest, SavesLoadsAndCachesOutsideTheDataset) {
   TempDir dir;
-  const std::string seg = dir / "seg.b2nd";
+  fs::create_directories(dir / "data");
+  const std::string seg = dir / "data/seg.b2nd";
   TestMap().Write(seg, "<i2");
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::Build(seg, {}, 7, 3));
   ASSERT_OK(built.Save(dir / "copy.fgindex"));
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::Load(dir / "copy.fgindex"));
   EXPECT_EQ(loaded, built);
+  fs::remove(dir / "copy.fgindex");
 
-  const std::string cached = ForegroundIndex::PathFor(seg);
-  EXPECT_EQ(cached, seg + ".fgindex");
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex first, ForegroundIndex::BuildOrLoad(seg, {}, 7, 3));
+  const std::string cache_dir = dir / "cache/fgindex";  // created when first needed
+  const std::string cached = ForegroundIndex::CachePath(cache_dir, seg, {}, 7, 3);
+  EXPECT_EQ(fs::path(cached).parent_path(), fs::path(cache_dir));
+  EXPECT_THAT(fs::path(cached).filename().string(), ::testing::StartsWith("seg.b2nd."));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex first,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 7, 3, cache_dir));
   EXPECT_EQ(first, built);
   ASSERT_TRUE(fs::exists(cached));
+  // Nothing is written beside the segmentation.
+  std::vector<std::string> listing;
+  for (const auto& e : fs::directory_iterator(fs::path(seg).parent_path())) {
+    listing.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(listing, (std::vector<std::string>{"seg.b2nd"}));
   // A later call loads the file instead of rebuilding and rewriting it.
   const auto stamp = fs::last_write_time(cached) - std::chrono::seconds(5);
   fs::last_write_time(cached, stamp);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex second, ForegroundIndex::BuildOrLoad(seg, {}, 7, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex second,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 7, 3, cache_dir));
   EXPECT_EQ(second, built);
   EXPECT_EQ(fs::last_write_time(cached), stamp);
-  // Another seed, other keys or a changed segmentation rebuild it.
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex seed8, ForegroundIndex::BuildOrLoad(seg, {}, 8, 3));
+  // Another seed or other keys have a file of their own; the first stays.
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex seed8,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 8, 3, cache_dir));
   EXPECT_EQ(seed8.seed(), 8u);
-  EXPECT_EQ(ForegroundIndex::Load(cached)->seed(), 8u);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex keyed, ForegroundIndex::BuildOrLoad(seg, {{2}}, 8, 3));
+  EXPECT_EQ(ForegroundIndex::Load(ForegroundIndex::CachePath(cache_dir, seg, {}, 8, 3))->seed(),
+            8u);
+  EXPECT_EQ(fs::last_write_time(cached), stamp);
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex keyed,
+                       ForegroundIndex::BuildOrLoad(seg, {{2}}, 8, 3, cache_dir));
   EXPECT_EQ(keyed.keys(), (std::vector<LabelSet>{{2}}));
+  EXPECT_NE(ForegroundIndex::CachePath(cache_dir, seg, {{2}}, 8, 3),
+            ForegroundIndex::CachePath(cache_dir, seg, {}, 8, 3));
+  // A changed segmentation (size and modification time are the file's identity) rebuilds it.
   LabelMap changed = TestMap();
   std::replace(changed.labels.begin(), changed.labels.end(), int64_t{2}, int64_t{5});
   changed.Write(seg, "<i2");
   fs::last_write_time(seg, fs::last_write_time(seg) + std::chrono::seconds(2));
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex fresh, ForegroundIndex::BuildOrLoad(seg, {}, 8, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex fresh,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 8, 3, cache_dir));
   EXPECT_EQ(fresh.keys(), (std::vector<LabelSet>{{1}, {5}}));
+  // No cache folder: built every time, saved nowhere.
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex uncached, ForegroundIndex::BuildOrLoad(seg, {}, 9, 3, ""));
+  EXPECT_EQ(uncached.seed(), 9u);
+  EXPECT_FALSE(fs::exists(ForegroundIndex::CachePath(cache_dir, seg, {}, 9, 3)));
+}
+
+TEST(ForegroundIndexTest, DefaultCacheDirFollowsTheEnvironment) {
+  const auto restore = [](const char* name, const char* old) {
+    if (old != nullptr) {
+      setenv(name, old, 1);
+    } else {
+      unsetenv(name);
+    }
+  };
+  const char* pf = std::getenv("PATCHFEED_CACHE_DIR");
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const std::string pf_old = pf ? pf : "", xdg_old = xdg ? xdg : "";
+  setenv("PATCHFEED_CACHE_DIR", "/somewhere", 1);
+  EXPECT_EQ(ForegroundIndex::DefaultCacheDir(), "/somewhere/fgindex");
+  unsetenv("PATCHFEED_CACHE_DIR");
+  setenv("XDG_CACHE_HOME", "/xdg", 1);
+  EXPECT_EQ(ForegroundIndex::DefaultCacheDir(), "/xdg/patchfeed/fgindex");
+  unsetenv("XDG_CACHE_HOME");
+  EXPECT_THAT(ForegroundIndex::DefaultCacheDir(), ::testing::EndsWith("/.cache/patchfeed/fgindex"));
+  restore("PATCHFEED_CACHE_DIR", pf ? pf_old.c_str() : nullptr);
+  restore("XDG_CACHE_HOME", xdg ? xdg_old.c_str() : nullptr);
 }
 
 TEST(ForegroundIndexTest, CachesSparseFrameDirectoriesToo) {
@@ -267,12 +314,14 @@ TEST(ForegroundIndexTest, CachesSparseFrameDirectoriesToo) {
   o.sparse = true;
   const std::string seg = dir / "seg.b2frame";
   ASSERT_OK(codec::WriteB2nd(seg, bytes, map.shape, "|i1", o));
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built, ForegroundIndex::BuildOrLoad(seg, {}, 3, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex built,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 3, 3, dir / "c"));
   EXPECT_EQ(built.counts(), (std::vector<int64_t>{10000, 125}));
-  const std::string cached = ForegroundIndex::PathFor(seg);
+  const std::string cached = ForegroundIndex::CachePath(dir / "c", seg, {}, 3, 3);
   const auto stamp = fs::last_write_time(cached) - std::chrono::seconds(5);
   fs::last_write_time(cached, stamp);
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded, ForegroundIndex::BuildOrLoad(seg, {}, 3, 3));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex loaded,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 3, 3, dir / "c"));
   EXPECT_EQ(loaded, built);
   EXPECT_EQ(fs::last_write_time(cached), stamp);
 }
@@ -285,7 +334,7 @@ void WriteAll(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream(path, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size()));
 }
 
-TEST(ForegroundIndexTest, CorruptFilesAreDataLossNamingTheFile) {
+TEST(ForegroundIndexTest, CorruptFilesAreDataLossNamingTheFileAndRebuiltInTheCache) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(
       const ForegroundIndex index,
@@ -327,13 +376,15 @@ TEST(ForegroundIndexTest, CorruptFilesAreDataLossNamingTheFile) {
   EXPECT_THAT(ForegroundIndex::Load(bad), data_loss("after the checksum"));
   EXPECT_THAT(ForegroundIndex::Load(dir / "none.fgindex"), StatusIs(StatusCode::kNotFound, _));
 
-  // BuildOrLoad does not paper over a corrupt index either.
+  // BuildOrLoad's cache is its own: a corrupt file there is rebuilt over, not an error.
   TestMap().Write(dir / "seg.b2nd", "<i2");
-  WriteAll(ForegroundIndex::PathFor(dir / "seg.b2nd"),
-           std::vector<char>(bytes.begin(), bytes.begin() + 30));
-  EXPECT_THAT(
-      ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1, 3),
-      StatusIs(StatusCode::kDataLoss, AllOf(HasSubstr("seg.b2nd.fgindex"), HasSubstr("delete"))));
+  const std::string cached = ForegroundIndex::CachePath(dir / "cache", dir / "seg.b2nd", {}, 1, 3);
+  fs::create_directories(dir / "cache");
+  WriteAll(cached, std::vector<char>(bytes.begin(), bytes.begin() + 30));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex rebuilt,
+                       ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1, 3, dir / "cache"));
+  EXPECT_EQ(rebuilt.counts(), (std::vector<int64_t>{10000, 125}));
+  EXPECT_OK(ForegroundIndex::Load(cached).status());
 }
 
 TEST(ForegroundIndexTest, CallerSuppliedLocations) {
@@ -361,7 +412,7 @@ TEST(ForegroundIndexTest, DrivesTheSamplersForcedBoxes) {
   const LabelMap map = TestMap();
   map.Write(dir / "seg.b2nd", "<i2");
   ASSERT_OK_AND_ASSIGN(const ForegroundIndex index,
-                       ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1234, 3));
+                       ForegroundIndex::BuildOrLoad(dir / "seg.b2nd", {}, 1234, 3, ""));
   SamplerConfig c;
   c.patch_size = {8, 9, 10};
   c.batch_size = 3;

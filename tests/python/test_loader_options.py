@@ -31,6 +31,8 @@ RESOLVED_IN_PYTHON = {
     "arrays": (None, "array names, None for all of the dataset's; C++ takes (name, pad) pairs"),
     "rank": (None, "None: torch.distributed's rank when a process group is up, else 0"),
     "world_size": (None, "None: torch.distributed's world size when a process group is up"),
+    "foreground_locations": ("auto", "'auto' reads nnU-Net's class_locations from the .pkl "
+                             "files in Python; C++ takes the resulting indexes"),
 }
 # C++ options that are not keywords of patchfeed.Loader.
 CXX_ONLY = {

@@ -101,6 +101,17 @@ class Batch:
     def numpy(self, index: int) -> Any: ...  # numpy.ndarray viewing the slot
     def release(self) -> None: ...
 
+class ForegroundIndex:
+    @staticmethod
+    def from_locations(spatial_shape: Sequence[int], keys: Sequence[Sequence[int]],
+                       coords: Sequence[Any], row_length: int) -> ForegroundIndex: ...
+    @property
+    def spatial_shape(self) -> list[int]: ...
+    @property
+    def keys(self) -> list[list[int]]: ...
+    @property
+    def counts(self) -> list[int]: ...
+
 class Loader:
     # patchfeed.Loader's keywords (bindings/loader_options.cc), except: `dataset` is a Dataset,
     # `arrays` pairs each array with its pad value (None: the default), `rank`/`world_size`
@@ -122,6 +133,8 @@ class Loader:
         annotated_key: int = -1,
         foreground: str = "auto",
         foreground_keys: Sequence[Sequence[int]] | None = None,
+        foreground_cache_dir: str | None = None,
+        foreground_locations: Sequence[ForegroundIndex] | None = None,
         seed: int = 0,
         rank: int = 0,
         world_size: int = 1,

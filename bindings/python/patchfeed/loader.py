@@ -29,7 +29,8 @@ import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
-from patchfeed import _core
+from patchfeed import _core, class_locations
+from patchfeed.frames import open_array
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -65,13 +66,16 @@ class Dataset:
     a plain folder path passed to `Loader` means `from_nnunet_folder`.
     """
 
-    def __init__(self, core: _core.Dataset) -> None:
+    def __init__(self, core: _core.Dataset, nnunet_folder: str | None = None) -> None:
         self._core = core
+        self.nnunet_folder = nnunet_folder  #: the nnU-Net folder it was read from, if any
 
     @classmethod
     def from_nnunet_folder(cls, folder: PathLike) -> Dataset:
-        """nnU-Net's layout: `<id>.b2nd` (array "image") and `<id>_seg.b2nd` ("seg")."""
-        return cls(_core.Dataset.from_nnunet_folder(os.fspath(folder)))
+        """nnU-Net's layout: `<id>.b2nd` (array "image") and `<id>_seg.b2nd` ("seg"); the
+        cases' `<id>.pkl` give the foreground voxels (nnU-Net's class_locations)."""
+        folder = os.fspath(folder)
+        return cls(_core.Dataset.from_nnunet_folder(folder), nnunet_folder=folder)
 
     @classmethod
     def from_folder(cls, folder: PathLike, naming: Mapping[str, str]) -> Dataset:
@@ -142,6 +146,35 @@ def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int
     return (0 if rank is None else rank), (1 if world_size is None else world_size)
 
 
+def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
+                        foreground: str) -> list[_core.ForegroundIndex] | None:
+    """The `foreground_locations` option as indexes per case, or None to let the loader build."""
+    if foreground == "off" or locations is None or locations == "build":
+        return None
+    ids = dataset.case_ids
+    seg = dataset.array_names.index("seg") if "seg" in dataset.array_names else -1
+    if isinstance(locations, str):
+        if locations != "auto":
+            raise ValueError(f"foreground_locations must be 'auto', 'build' or a mapping, "
+                             f"not {locations!r}")
+        if dataset.nnunet_folder is None or seg < 0:
+            return None
+        wanted = None if keys is None else [tuple(k) if len(k) > 1 else k[0] for k in keys]
+        return class_locations.nnunet_indexes(
+            dataset.nnunet_folder, ids, [dataset.paths(i)[seg] for i in range(len(ids))], wanted)
+    if seg < 0:
+        raise ValueError("foreground_locations needs a 'seg' array for the cases' shapes")
+    missing = [cid for cid in ids if cid not in locations]
+    if missing:
+        raise ValueError(f"foreground_locations has no entry for cases {missing[:5]}")
+    first = locations[ids[0]]
+    wanted = list(first.keys()) if keys is None else [tuple(k) if len(k) > 1 else k[0]
+                                                       for k in keys]
+    return [class_locations.index_from_locations(
+        locations[cid], wanted, open_array(dataset.paths(i)[seg]).shape[1:])
+        for i, cid in enumerate(ids)]
+
+
 def _copied(value: Any) -> Any:
     """`value` with its containers copied (iterables become lists, mappings dicts)."""
     if value is None or isinstance(value, (str, bytes, _core.Dataset)):
@@ -170,6 +203,12 @@ class Loader:
         sampler options (see loader/sampler.h).
       foreground: "auto", "on" or "off": the per-case foreground indexes oversampling uses.
       foreground_keys: class keys (each a list of labels) the sampler picks from.
+      foreground_cache_dir: where foreground indexes the loader builds are kept between runs
+        (never in the dataset's folder); None: $PATCHFEED_CACHE_DIR, else ~/.cache/patchfeed;
+        "": nowhere (built on every run).
+      foreground_locations: "auto" takes nnU-Net's class_locations from each case's `<id>.pkl`
+        when the dataset is an nnU-Net folder that has them (nothing is built), else builds
+        indexes; "build" always builds; or a mapping {case id: {key: (n, ndim + 1) rows}}.
       seed: the sampling seed; a batch depends only on (seed, epoch, batch index, rank).
       rank, world_size: this process's share; default from an initialised
         `torch.distributed` process group, else 0 and 1.
@@ -217,6 +256,8 @@ class Loader:
         annotated_key: int = -1,
         foreground: str = "auto",
         foreground_keys: Sequence[Sequence[int]] | None = None,
+        foreground_cache_dir: str | None = None,
+        foreground_locations: str | Mapping[str, Mapping[Any, Any]] | None = "auto",
         seed: int = 0,
         rank: int | None = None,
         world_size: int | None = None,
@@ -257,6 +298,8 @@ class Loader:
             arrays=[(n, pads.get(n)) for n in names] if (arrays is not None or pads) else [],
             rank=rank,
             world_size=world_size,
+            foreground_locations=_foreground_indexes(dataset, foreground_locations,
+                                                     foreground_keys, foreground),
         )
         # Kept to rebuild the loader (load_state_dict with another seed): copies, so that a
         # caller's later change to a list, or a consumed iterator, does not leak in.

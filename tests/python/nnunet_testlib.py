@@ -1,0 +1,95 @@
+# Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+"""A small dataset preprocessed by nnU-Net itself, for the tests that compare with nnU-Net.
+
+`nnunet_dataset()` writes a synthetic NIfTI dataset (Dataset901_Tiny: 6 CT-like cases of about
+52^3 voxels with two nested labels) and runs nnU-Net's own `nnUNetv2_plan_and_preprocess` on it
+for the 3d_fullres and 2d configurations. The result is cached in the build folder
+(`$PATCHFEED_BUILD_DIR/nnunet_cache`), keyed by this file's generator version, so only the first
+test session pays the ~30 s of preprocessing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+GENERATOR_VERSION = 1  # bump when the generated data or the preprocessing call changes
+DATASET = "Dataset901_Tiny"
+
+
+def _cache_root() -> pathlib.Path:
+    build = os.environ.get("PATCHFEED_BUILD_DIR")
+    base = pathlib.Path(build) if build else pathlib.Path(__file__).resolve().parents[2] / "build"
+    return base / "nnunet_cache" / f"v{GENERATOR_VERSION}"
+
+
+def _write_raw(root: pathlib.Path) -> None:
+    import nibabel as nib
+
+    folder = root / DATASET
+    (folder / "imagesTr").mkdir(parents=True, exist_ok=True)
+    (folder / "labelsTr").mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for i in range(6):
+        shape = (48 + 4 * (i % 3), 56, 52 + 4 * (i % 2))
+        z, y, x = np.meshgrid(*[np.arange(s) for s in shape], indexing="ij")
+        c = [s / 2 + rng.integers(-5, 5) for s in shape]
+        d = np.sqrt((z - c[0]) ** 2 + (y - c[1]) ** 2 + (x - c[2]) ** 2)
+        seg = np.zeros(shape, np.uint8)
+        seg[d < 12] = 1
+        seg[d < 6] = 2
+        img = (100 + 50 * seg + rng.normal(0, 10, shape)).astype(np.float32)
+        affine = np.eye(4)
+        nib.save(nib.Nifti1Image(img, affine), folder / "imagesTr" / f"tiny_{i:03d}_0000.nii.gz")
+        nib.save(nib.Nifti1Image(seg, affine), folder / "labelsTr" / f"tiny_{i:03d}.nii.gz")
+    meta = {"channel_names": {"0": "CT"}, "labels": {"background": 0, "outer": 1, "inner": 2},
+            "numTraining": 6, "file_ending": ".nii.gz"}
+    (folder / "dataset.json").write_text(json.dumps(meta))
+
+
+def nnunet_env(root: pathlib.Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(nnUNet_raw=str(root / "raw"), nnUNet_preprocessed=str(root / "preprocessed"),
+               nnUNet_results=str(root / "results"))
+    return env
+
+
+def nnunet_dataset() -> pathlib.Path:
+    """The root holding raw/, preprocessed/ and results/ of Dataset901_Tiny."""
+    pytest.importorskip("nnunetv2", reason="nnunetv2 is not installed (tools/install_deps.sh "
+                                           "--with-tests installs it)")
+    root = _cache_root()
+    done = root / "done"
+    if done.exists():
+        return root
+    if root.exists():
+        shutil.rmtree(root)
+    _write_raw(root / "raw")
+    env = nnunet_env(root)
+    cmd = [sys.executable, "-c",
+           "from nnunetv2.experiment_planning.plan_and_preprocess_entrypoints import "
+           "plan_and_preprocess_entry; plan_and_preprocess_entry()",
+           "-d", "901", "-c", "3d_fullres", "2d", "-np", "2", "--verify_dataset_integrity"]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nnUNetv2_plan_and_preprocess failed:\n{proc.stdout[-3000:]}\n"
+                           f"{proc.stderr[-3000:]}")
+    done.write_text("ok")
+    return root
+
+
+def preprocessed(root: pathlib.Path, configuration: str = "3d_fullres") -> pathlib.Path:
+    return root / "preprocessed" / DATASET / f"nnUNetPlans_{configuration}"
+
+
+def listing(folder: pathlib.Path) -> dict[str, int]:
+    """Every file below `folder` with its size."""
+    return {str(p.relative_to(folder)): p.stat().st_size
+            for p in sorted(folder.rglob("*")) if p.is_file()}
