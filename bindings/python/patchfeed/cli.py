@@ -4,7 +4,8 @@
 `info`, `read`, `compress`, `decompress` and `demo` are the C++ command (cli/run_cli.h) run
 in-process with the GIL released, so they behave exactly like the `patchfeed` binary. `bench`
 is Python: it measures `patchfeed.Loader` as a training loop sees it (batches as torch tensors
-or NumPy arrays), with samples/s, CPU seconds per sample and peak RSS.
+or NumPy arrays), with samples/s, CPU seconds per sample and peak RSS. `nnunet-path` prints the
+folder that holds nnUNetTrainerPatchfeed, for nnU-Net's `nnUNet_extTrainer`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ BENCH_USAGE = (
     "  bench [DIR] [--patch Z,Y,X] [--batch B] [--threads T] [--steps S] [--warmup W]\n"
     "        [--ring K] [--numpy] [--json]   loader throughput through patchfeed.Loader\n"
     "                                  (DIR: an nnU-Net folder; default: a synthetic one)\n"
+    "  nnunet-path                     the folder for nnUNet_extTrainer (nnUNetTrainerPatchfeed)\n"
 )
 
 
@@ -136,6 +138,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "bench":
         return _bench(args[1:])
+    if args and args[0] == "nnunet-path":
+        # nnUNet_extTrainer=$(patchfeed nnunet-path) nnUNetv2_train ... -tr nnUNetTrainerPatchfeed
+        from patchfeed.nnunet import trainer_path
+
+        print(trainer_path())
+        return 0
     code = _run_cpp(args)
     if not args or args[0] in ("-h", "--help", "help"):
         # The C++ usage lists its own commands; bench is the package's.

@@ -1,0 +1,102 @@
+# Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+"""nnU-Net's settings, read from a trainer, as patchfeed.Loader options.
+
+Everything nnU-Net's `get_dataloaders` decides is taken from the trainer itself (so a trainer
+variant that changes a setting changes it here too): the fold split, batch size and
+oversampling, the initial (enlarged) patch size and need_to_pad, rotation, dummy 2-D, mirror
+axes, the channels normalised with a mask, deep-supervision scales, regions and the ignore label.
+nnU-Net's `2d` configuration samples a slice of a 3-D case: the loader draws a (1, Y, X) crop and
+augments and returns it as 2-D.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from patchfeed.loader import Dataset
+
+
+def case_dataset(folder: str, case_ids: Sequence[str]) -> Dataset:
+    """The cases `case_ids` of an nnU-Net preprocessed configuration folder."""
+    from patchfeed import _core
+
+    cases = [(cid, [os.path.join(folder, f"{cid}.b2nd"), os.path.join(folder, f"{cid}_seg.b2nd")])
+             for cid in case_ids]
+    return Dataset(_core.Dataset.from_list(["image", "seg"], cases), nnunet_folder=folder)
+
+
+def _foreground_keys(trainer: Any) -> tuple[list[list[int]], int]:
+    """The class keys nnU-Net's preprocessing wrote into class_locations, in its order, and the
+    index of the annotated-classes key (ignore label), or -1."""
+    lm = trainer.label_manager
+    keys = lm.foreground_regions if lm.has_regions else lm.foreground_labels
+    keys = [list(k) if isinstance(k, (tuple, list)) else [int(k)] for k in keys]
+    annotated = -1
+    if lm.has_ignore_label:
+        keys.append([-1, *lm.all_labels])  # nnU-Net's annotated_classes_key
+        annotated = len(keys) - 1
+    return keys, annotated
+
+
+def _regions(trainer: Any) -> list[list[int]] | None:
+    lm = trainer.label_manager
+    if not lm.has_regions:
+        return None
+    regions = [list(r) if isinstance(r, (tuple, list)) else [int(r)]
+               for r in lm.foreground_regions]
+    if lm.ignore_label is not None:
+        regions.append([int(lm.ignore_label)])  # nnU-Net converts the ignore label too
+    return regions
+
+
+def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[str, Any]:
+    """patchfeed.Loader keyword arguments for the trainer's training or validation data."""
+    cm = trainer.configuration_manager
+    final = [int(p) for p in cm.patch_size]
+    rotation, dummy_2d, initial, mirror_axes = \
+        trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+    crop = [int(p) for p in initial] if train else list(final)
+    need_to_pad = [c - f for c, f in zip(crop, final)]
+    if len(final) == 2:  # nnU-Net's 2d: a (1, Y, X) slab of the 3-D case
+        crop, need_to_pad = [1, *crop], [0, *need_to_pad]
+    keys, annotated = _foreground_keys(trainer)
+    augmentation: dict[str, Any] = {"patch_size": final}
+    if train:
+        augmentation.update(max_angle=float(max(abs(r) for r in np.atleast_1d(rotation))),
+                            dummy_2d=bool(dummy_2d), mirror_axes=list(mirror_axes or ()))
+        use_mask = cm.use_mask_for_norm or []
+        mask_channels = [i for i, m in enumerate(use_mask) if m]
+        if mask_channels:
+            augmentation["mask_channels"] = mask_channels
+    else:  # nnU-Net's validation transforms: no augmentation, only the label steps below
+        augmentation.update({p: 0.0 for p in ("p_rotation", "p_scaling", "p_noise", "p_blur",
+                                              "p_brightness", "p_contrast", "p_low_resolution",
+                                              "p_gamma_inverted", "p_gamma")})
+        augmentation["mirror_axes"] = []
+    scales = trainer._get_deep_supervision_scales()
+    if scales is not None:
+        augmentation["deep_supervision_scales"] = [[float(s) for s in scale] for scale in scales]
+    regions = _regions(trainer)
+    if regions is not None:
+        augmentation["regions"] = regions
+    n_proc = os.environ.get("nnUNet_n_proc_DA")
+    return dict(
+        dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids),
+        patch_size=crop,
+        batch_size=int(trainer.batch_size),
+        need_to_pad=need_to_pad,
+        oversample_foreground=float(trainer.oversample_foreground_percent),
+        probabilistic_oversampling=bool(trainer.probabilistic_oversampling),
+        foreground_keys=keys,
+        annotated_key=annotated,
+        # nnU-Net draws with NumPy's global generator: seeding NumPy seeds these loaders too.
+        seed=int(np.random.randint(0, 2**31 - 1)),
+        rank=0,
+        world_size=1,  # nnU-Net already gives each DDP rank its own batch size and oversampling
+        num_threads=int(n_proc) if n_proc and int(n_proc) > 0 else 0,
+        augmentation=augmentation,
+    )
