@@ -1,6 +1,8 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "bindings/augment_options.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <numbers>
 #include <string>
@@ -82,6 +84,18 @@ loader::AugmentOptions AugmentOptionsFromDict(const py::dict& d) {
       p.mask_channels = Option<std::vector<int64_t>>(key.c_str(), value);
     } else if (key == "remove_label") {
       p.remove_label = Option<bool>(key.c_str(), value);
+    } else if (key == "regions") {
+      a.regions = Option<std::vector<std::vector<int64_t>>>(key.c_str(), value);
+    } else if (key == "deep_supervision_scales") {
+      for (const auto& scale : Option<std::vector<std::vector<double>>>(key.c_str(), value)) {
+        if (scale.size() != patch.size()) {
+          throw py::value_error("augmentation deep_supervision_scales: each scale needs " +
+                                std::to_string(patch.size()) + " factors, one per patch axis");
+        }
+        std::array<double, 3> factors{1.0, 1.0, 1.0};
+        std::copy(scale.begin(), scale.end(), factors.begin());
+        a.deep_supervision_scales.push_back(factors);
+      }
     } else {
       throw py::value_error("unknown augmentation option '" + key + "'");
     }

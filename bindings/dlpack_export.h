@@ -21,7 +21,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "loader/internal/batch_ring.h"
+#include "loader/batch_view.h"
 
 namespace patchfeed::internal_python {
 

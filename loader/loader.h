@@ -39,6 +39,7 @@
 ///   }
 /// \endcode
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -53,8 +54,7 @@
 #include "common/result.h"
 #include "loader/dataset.h"
 #include "loader/foreground_index.h"
-#include "loader/internal/batch_ring.h"
-#include "loader/internal/pinned_memory.h"
+#include "loader/batch_view.h"
 #include "loader/metrics.h"
 #include "loader/sampler.h"
 
@@ -103,10 +103,26 @@ struct ForegroundOptions {
 /// The sampler's `patch_size` is then the crop it draws (nnU-Net's enlarged initial patch),
 /// the batch holds patches of `pipeline.patch_size`, and of each crop only the window the
 /// spatial transform samples is read: the patch itself when no rotation or scaling is drawn.
+///
+/// nnU-Net's `2d` configuration (2-D patches from 3-D cases): a 2-D `pipeline` with a 3-D
+/// sampler crop (1, Y, X) reads a slab of one slice and augments it as a 2-D sample; the batch
+/// holds (B, C, *pipeline.patch_size).
+///
+/// nnU-Net's training targets come after the pipeline, in the same task (the tail of its
+/// get_training_transforms and get_validation_transforms): with `regions`, the segmentation
+/// array holds one bool ("|b1") channel per region (ConvertSegmentationToRegions); with
+/// `deep_supervision_scales`, every scale that is not all ones adds an array `<seg>_ds<k>`
+/// (k its index in the list) holding the target downsampled to round(patch * scale), nearest
+/// exact (DownsampleSegForDSTransform); a scale of all ones is the segmentation array itself.
 struct AugmentOptions {
   augment::NnUNetAugmentConfig pipeline;
   std::string image_array = "image";  ///< float32 "<f4", (C, *spatial)
   std::string seg_array = "seg";      ///< int16 "<i2"; empty: images only
+  /// The labels of each region (nnU-Net's foreground_regions, then its ignore label as a
+  /// region of its own); empty: the segmentation stays labels.
+  std::vector<std::vector<int64_t>> regions;
+  /// Per scale, a factor per spatial axis (nnU-Net's _get_deep_supervision_scales()).
+  std::vector<std::array<double, 3>> deep_supervision_scales;
 };
 
 /// The position of a loader: everything needed, with its configuration, to resume exactly.

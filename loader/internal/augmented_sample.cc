@@ -107,34 +107,45 @@ StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
                   .position = static_cast<uint32_t>(parts_.sampler->rank_offset() + sample)};
 }
 
+std::span<const int64_t> AugmentedSamples::PipelineCrop() const {
+  // nnU-Net's 2d: the (1, Y, X) crop of a 3-D case is a 2-D crop (Y, X).
+  return std::span(parts_.config.sampler.patch_size).subspan(parts_.slab_2d ? 1 : 0);
+}
+
 void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const {
-  const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
+  const std::span<const int64_t> crop = PipelineCrop();
   const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
   const size_t dims = crop.size();
+  const size_t lead = parts_.slab_2d ? 1 : 0;  // the slab's axis of one voxel
   AugmentedTask task;
   task.sample = sample;
   task.params = augment::DrawNnUNetAugmentParams(pipeline, Stream(round.batch(), sample),
                                                  parts_.outputs[0].channels);
   task.window = augment::NnUNetSpatialWindow(task.params, pipeline, crop);
   task.first_read = round.reads().size();
-  // Without rotation or scaling the window is the patch: read it straight into the slot.
+  std::vector<int64_t> offset(lead, 0), extent(lead, 1);
+  offset.insert(offset.end(), task.window.origin.begin(), task.window.origin.begin() + dims);
+  extent.insert(extent.end(), task.window.shape.begin(), task.window.shape.begin() + dims);
+  // Without rotation or scaling the window is the patch: read it straight into the slot (the
+  // segmentation as labels; as regions it is converted from staging).
   const bool direct = !task.params.spatial.transforms();
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
-    SampleRead read =
-        MakeSampleRead(sample, o, out.channels, spec, std::span(task.window.origin).first(dims),
-                       std::span(task.window.shape).first(dims));
-    if (direct) {
+    SampleRead read = MakeSampleRead(sample, o, out.channels, spec, offset, extent);
+    if (direct && (o == 0 || !parts_.regions)) {
       const ArrayView& view = parts_.ring.views(round.slot())[o];
       read.base = view.data + sample * view.byte_strides[0];
-      read.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
+      read.strides.assign({view.byte_strides[1]});
+      read.strides.insert(read.strides.end(), lead, 0);  // one voxel: any stride
+      read.strides.insert(read.strides.end(), view.byte_strides.begin() + 2,
+                          view.byte_strides.end());
     } else {
-      // Staging is C-contiguous (channels, *window); its address is the worker's.
-      read.strides.resize(dims + 1);
+      // Staging is C-contiguous (channels, [1,] *window); its address is the worker's.
+      read.strides.resize(lead + dims + 1);
       int64_t stride = out.itemsize;
-      for (size_t d = dims; d-- > 0;) {
+      for (size_t d = lead + dims; d-- > 0;) {
         read.strides[d + 1] = stride;
-        stride *= task.window.shape[d];
+        stride *= extent[d];
       }
       read.strides[0] = stride;
     }
@@ -152,7 +163,7 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   const int64_t sample = task.sample;
   const augment::NnUNetAugmentParams& params = task.params;
   const augment::NnUNetAugmentConfig& pipeline = parts_.config.augment->pipeline;
-  const std::vector<int64_t>& crop = parts_.config.sampler.patch_size;
+  const std::span<const int64_t> crop = PipelineCrop();
   const int dims = static_cast<int>(crop.size());
   const bool direct = !params.spatial.transforms();
   const bool has_seg = parts_.outputs.size() > 1;
@@ -174,6 +185,15 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
     }
     filter = {&FootprintWants, &footprint};
   }
+  // The segmentation the pipeline writes: the slot's, or staging when the slot holds regions.
+  const std::span<const int64_t> patch(pipeline.patch_size.data(), static_cast<size_t>(dims));
+  int64_t patch_voxels = 1;
+  for (const int64_t p : patch) {
+    patch_voxels *= p;
+  }
+  if (has_seg && parts_.regions) {
+    staging.seg_labels.resize(static_cast<size_t>(parts_.outputs[1].channels * patch_voxels));
+  }
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const SampleRead& read = round.reads()[task.first_read + o];
     std::vector<int64_t> extents(read.box.start.size());
@@ -183,10 +203,12 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
       items *= extents[d];
     }
     std::byte* base = read.base;
-    if (!direct) {
+    if (base == nullptr) {
       if (o == 0) {
         staging.image.resize(static_cast<size_t>(items));
         base = reinterpret_cast<std::byte*>(staging.image.data());
+      } else if (direct) {  // the patch itself, labels for the region conversion
+        base = reinterpret_cast<std::byte*>(staging.seg_labels.data());
       } else {
         staging.seg.resize(static_cast<size_t>(items));
         base = reinterpret_cast<std::byte*>(staging.seg.data());
@@ -203,7 +225,9 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   seg.channels = 0;
   seg.spatial_dims = dims;
   if (has_seg) {
-    seg = SlotSample<int16_t>(parts_.ring.views(slot)[1], sample);
+    seg = parts_.regions ? SampleView<int16_t>::Contiguous(staging.seg_labels.data(),
+                                                           parts_.outputs[1].channels, patch)
+                         : SlotSample<int16_t>(parts_.ring.views(slot)[1], sample);
   }
   Status st;
   if (!direct) {
@@ -224,9 +248,36 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
     st = augment::ApplyNnUNetAfterSpatial(params, pipeline, Stream(round.batch(), sample), image,
                                           seg, staging.pipeline);
   }
+  if (st.ok() && has_seg) {
+    st = WriteTargets(slot, sample, seg, staging);
+  }
   if (!st.ok()) {
     reader_.Fail(round, image_read, nullptr, st.WithContext("augmentation"));
   }
+}
+
+Status AugmentedSamples::WriteTargets(int slot, int64_t sample, SampleView<int16_t> seg,
+                                      Staging& staging) const {
+  const std::vector<ArrayView>& views = parts_.ring.views(slot);
+  if (parts_.regions) {
+    const SampleView<uint8_t> regions = SlotSample<uint8_t>(views[1], sample);
+    PATCHFEED_RETURN_IF_ERROR(
+        augment::ApplySegmentationToRegions(*parts_.regions, seg, regions), "regions");
+    for (const TargetArray& t : parts_.targets) {
+      PATCHFEED_RETURN_IF_ERROR(augment::DownsampleSegNearestExact<uint8_t>(
+                                    regions, SlotSample<uint8_t>(views[t.ring_array], sample),
+                                    staging.pipeline.intensity),
+                                "deep-supervision target");
+    }
+    return Status::Ok();
+  }
+  for (const TargetArray& t : parts_.targets) {
+    PATCHFEED_RETURN_IF_ERROR(augment::DownsampleSegNearestExact<int16_t>(
+                                  seg, SlotSample<int16_t>(views[t.ring_array], sample),
+                                  staging.pipeline.intensity),
+                              "deep-supervision target");
+  }
+  return Status::Ok();
 }
 
 }  // namespace patchfeed::loader::internal_loader

@@ -11,6 +11,7 @@
 /// steps depend on each other. Thread-safe: staging is per worker.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
@@ -36,9 +37,15 @@ class AugmentedSamples {
  private:
   struct Staging {
     augment::NnUNetAugmentScratch pipeline;
-    std::vector<float> image;
-    std::vector<int16_t> seg;
+    std::vector<float> image;       ///< the image's window
+    std::vector<int16_t> seg;       ///< the segmentation's window
+    std::vector<int16_t> seg_labels;  ///< the augmented labels, when the slot holds regions
   };
+  /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.
+  std::span<const int64_t> PipelineCrop() const;
+  /// nnU-Net's targets from the augmented labels `seg`: regions, deep-supervision scales.
+  Status WriteTargets(int slot, int64_t sample, augment::SampleView<int16_t> seg,
+                      Staging& staging) const;
   /// The random stream of a sample: its position in the global batch.
   StreamId Stream(BatchId batch, int64_t sample) const;
 

@@ -23,6 +23,12 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
+// nnU-Net's `2d`: a 2-D pipeline over (1, Y, X) crops of 3-D cases.
+bool IsSlab2d(const LoaderConfig& c) {
+  return c.augment && c.augment->pipeline.spatial_dims == 2 &&
+         c.sampler.patch_size.size() == 3 && c.sampler.patch_size[0] == 1;
+}
+
 Status CheckOptions(const LoaderConfig& c) {
   if (c.dataset.num_cases() == 0) {
     return InvalidArgumentError("loader: the dataset has no cases");
@@ -46,18 +52,31 @@ Status CheckOptions(const LoaderConfig& c) {
     const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
     PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
     const auto dims = static_cast<size_t>(a.spatial_dims);
-    if (c.sampler.patch_size.size() != dims) {
-      return InvalidArgumentError(StrCat("loader: augmentation for ", dims,
-                                         "-D patches, the sampler's crop has ",
-                                         c.sampler.patch_size.size(), " axes"));
+    const bool slab = IsSlab2d(c);
+    if (c.sampler.patch_size.size() != dims && !slab) {
+      return InvalidArgumentError(StrCat(
+          "loader: augmentation for ", dims, "-D patches, the sampler's crop has ",
+          c.sampler.patch_size.size(), " axes (2-D patches of 3-D cases take a (1, Y, X) crop)"));
     }
+    const size_t lead = slab ? 1 : 0;
     for (size_t d = 0; d < dims; ++d) {
-      if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d]) {
+      if (a.patch_size[d] < 1 || a.patch_size[d] > c.sampler.patch_size[d + lead]) {
         return InvalidArgumentError(
             "loader: the augmented patch " +
             ShapeToString({a.patch_size.begin(), a.patch_size.begin() + dims}) +
             " must fit in the sampler's crop " + ShapeToString(c.sampler.patch_size));
       }
+    }
+    for (const auto& scale : c.augment->deep_supervision_scales) {
+      for (size_t d = 0; d < dims; ++d) {
+        if (!(scale[d] > 0 && scale[d] <= 1)) {
+          return InvalidArgumentError(
+              StrCat("loader: deep-supervision scales must be in (0, 1], not ", scale[d]));
+        }
+      }
+    }
+    if (!c.augment->regions.empty() && c.augment->seg_array.empty()) {
+      return InvalidArgumentError("loader: regions need a segmentation array");
     }
     if (a.dummy_2d && a.patch_size[0] != c.sampler.patch_size[0]) {
       return InvalidArgumentError(StrCat("loader: dummy 2D augmentation needs the crop's axis 0 (",
@@ -247,6 +266,55 @@ bool WantForeground(const LoaderConfig& c) {
   return forces && c.dataset.array_index(c.foreground.seg_array) >= 0;
 }
 
+// The batch's arrays: the outputs read from the dataset with the patch's shape and, with
+// augmentation, the segmentation as regions and the deep-supervision targets after them.
+Result<std::vector<RingArraySpec>> RingSpecs(LoaderParts& p) {
+  const LoaderConfig& c = p.config;
+  const int64_t batch = p.sampler->local_batch_size();
+  std::vector<int64_t> patch = c.sampler.patch_size;
+  if (c.augment) {
+    const int dims = c.augment->pipeline.spatial_dims;
+    patch.assign(c.augment->pipeline.patch_size.begin(),
+                 c.augment->pipeline.patch_size.begin() + dims);
+  }
+  std::vector<RingArraySpec> specs;
+  for (const OutputArray& out : p.outputs) {
+    RingArraySpec s{out.name, out.dtype, out.itemsize, {batch, out.channels}};
+    s.shape.insert(s.shape.end(), patch.begin(), patch.end());
+    specs.push_back(std::move(s));
+  }
+  if (!c.augment || c.augment->seg_array.empty()) {
+    return specs;
+  }
+  RingArraySpec& seg = specs[1];  // with augmentation: image, then the segmentation
+  if (!c.augment->regions.empty()) {
+    PATCHFEED_ASSIGN_OR_RETURN(augment::RegionTable table,
+                               augment::RegionTable::Create(c.augment->regions),
+                               "loader: augmentation regions");
+    seg.dtype = "|b1";
+    seg.itemsize = 1;
+    seg.shape[1] = table.num_regions();
+    p.regions.emplace(std::move(table));
+  }
+  const std::vector<std::array<double, 3>>& scales = c.augment->deep_supervision_scales;
+  for (size_t k = 0; k < scales.size(); ++k) {
+    TargetArray target;
+    std::copy(scales[k].begin(), scales[k].end(), target.scale.factor);
+    if (augment::IsIdentityScale(target.scale, static_cast<int>(patch.size()))) {
+      continue;  // nnU-Net's target is the segmentation itself
+    }
+    RingArraySpec s = specs[1];  // specs grows here: no reference into it
+    s.name = StrCat(specs[1].name, "_ds", k);
+    PATCHFEED_RETURN_IF_ERROR(
+        augment::DeepSupervisionShape(target.scale, patch, s.shape.data() + 2),
+        "loader: deep-supervision scale ", k);
+    target.ring_array = static_cast<int>(specs.size());
+    p.targets.push_back(target);
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
 }  // namespace
 
 Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::task_arena& arena) {
@@ -259,6 +327,7 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   p.num_threads = num_threads;
   p.config = std::move(config);
   const LoaderConfig& c = p.config;
+  p.slab_2d = IsSlab2d(c);
   p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files,
                                             codec::FrameOpenOptions{c.io_mode});
   if (WantForeground(c)) {
@@ -309,15 +378,7 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
         StrCat("loader: start batch ", c.start_batch, " is past the ", per_epoch, "-batch epoch"));
   }
 
-  std::vector<RingArraySpec> specs;
-  for (const OutputArray& out : p.outputs) {
-    RingArraySpec s{
-        out.name, out.dtype, out.itemsize, {p.sampler->local_batch_size(), out.channels}};
-    for (size_t d = 0; d < c.sampler.patch_size.size(); ++d) {
-      s.shape.push_back(c.augment ? c.augment->pipeline.patch_size[d] : c.sampler.patch_size[d]);
-    }
-    specs.push_back(std::move(s));
-  }
+  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<RingArraySpec> specs, RingSpecs(p));
   PATCHFEED_RETURN_IF_ERROR(CheckMemoryBudget(p, specs));
   PATCHFEED_ASSIGN_OR_RETURN(p.ring, BatchRing::Create(specs, c.ring_size, c.pin_memory));
 

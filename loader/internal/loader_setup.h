@@ -16,6 +16,8 @@
 
 #include <oneapi/tbb/task_arena.h>
 
+#include "augment/intensity/deep_supervision.h"
+#include "augment/intensity/label_transforms.h"
 #include "common/result.h"
 #include "loader/dataset.h"
 #include "loader/internal/batch_ring.h"
@@ -36,6 +38,12 @@ struct OutputArray {
   std::vector<std::byte> pad_item;
 };
 
+/// A deep-supervision target after the segmentation in the ring (augmentation only).
+struct TargetArray {
+  augment::DeepSupervisionScale scale;
+  int ring_array = 0;  ///< its index among the ring's arrays
+};
+
 struct LoaderParts {
   LoaderConfig config;
   int num_threads = 1;
@@ -46,6 +54,12 @@ struct LoaderParts {
   std::unique_ptr<ForegroundStore> foreground;
   std::unique_ptr<OpenFileCache> files;
   BatchRing ring;
+  /// Augmentation: the 2-D pipeline reads (1, Y, X) slabs of 3-D cases (nnU-Net's `2d`).
+  bool slab_2d = false;
+  /// Augmentation: the segmentation as regions (AugmentOptions::regions), if any.
+  std::optional<augment::RegionTable> regions;
+  /// Augmentation: the deep-supervision targets that are arrays of their own.
+  std::vector<TargetArray> targets;
 
   const ArrayProbe& probe(int64_t case_index, size_t output) const {
     return probes[static_cast<size_t>(case_index) * outputs.size() + output];

@@ -15,6 +15,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "loader/internal/pinned_memory.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
 

@@ -228,7 +228,12 @@ class Loader:
         ("image"), "seg_array" ("seg", or None), the probabilities "p_rotation",
         "p_scaling", "p_noise", "p_blur", "p_brightness", "p_contrast",
         "p_low_resolution", "p_gamma_inverted", "p_gamma", and "mirror_axes",
-        "mask_channels", "remove_label". Unnamed settings are nnU-Net's defaults.
+        "mask_channels", "remove_label". Unnamed settings are nnU-Net's defaults. nnU-Net's
+        targets: "regions" (lists of labels; the segmentation becomes one bool channel per
+        region) and "deep_supervision_scales" (one factor per axis per scale; the batch's
+        segmentation is then the list of targets, full resolution first). With a 2-D
+        "patch_size" and a (1, Y, X) `patch_size`, 2-D patches are drawn from 3-D cases
+        (nnU-Net's 2d configuration).
       consumer_produces: whether a waiting `next` reads the batch itself when no worker has
         started it (lower latency); False keeps the calling thread free.
 
@@ -306,6 +311,9 @@ class Loader:
         self._options: dict[str, Any] = {k: _copied(v) for k, v in options.items()}
         self._core: _core.Loader | None = None
         self._core = _core.Loader(**self._options)
+        aug = augmentation or {}
+        self._ds_scales = [list(s) for s in aug.get("deep_supervision_scales") or []]
+        self._seg_name = aug.get("seg_array", "seg")
         self._last: BatchInfo | None = None
         self._copies: list[tuple[Any, Any]] = []  # (CUDA event, host batch) while copying
         self._stream = None
@@ -345,10 +353,21 @@ class Loader:
             import torch
 
             out = {n: torch.from_dlpack(raw.dlpack(i)) for i, n in enumerate(names)}
+        if self._ds_scales:
+            out = self._group_targets(out)
         # From here on only the arrays hold the slot.
         raw.release()
         if self._cuda:
             return self._to_cuda(out)
+        return out
+
+    def _group_targets(self, out: dict[str, Any]) -> dict[str, Any]:
+        # The deep-supervision targets, full resolution first, as one list under the
+        # segmentation's name; a scale of all ones is the segmentation itself (as in nnU-Net).
+        seg = self._seg_name
+        targets = [out[seg] if all(f == 1 for f in scale) else out.pop(f"{seg}_ds{k}")
+                   for k, scale in enumerate(self._ds_scales)]
+        out[seg] = targets
         return out
 
     @property
@@ -508,13 +527,19 @@ class Loader:
         if self._stream is None:
             self._stream = torch.cuda.Stream(device=self._device)
         compute = torch.cuda.current_stream(self._device)
+        def to_device(t):  # a tensor, or the list of deep-supervision targets
+            if isinstance(t, list):
+                return [x.to(self._device, non_blocking=True) for x in t]
+            return t.to(self._device, non_blocking=True)
+
         with torch.cuda.stream(self._stream):
-            out = {n: t.to(self._device, non_blocking=True) for n, t in host.items()}
+            out = {n: to_device(t) for n, t in host.items()}
             done = torch.cuda.Event()
             done.record(self._stream)
         compute.wait_event(done)
         for t in out.values():
-            t.record_stream(compute)
+            for x in t if isinstance(t, list) else [t]:
+                x.record_stream(compute)
         self._copies.append((done, host))
         return out
 
