@@ -39,6 +39,8 @@ def dataset_dir(tmp_path_factory):
 
 def make_loader(folder, **kw):
     kw.setdefault("num_threads", 2)
+    # nnU-Net's padding of the enlarged crop, as a training would set it.
+    kw.setdefault("need_to_pad", [c - p for c, p in zip(CROP, AUG["patch_size"])])
     return patchfeed.Loader(folder, CROP, 3, seed=11, as_numpy=True, augmentation=AUG,
                             oversample_foreground=0.33, **kw)
 
@@ -89,3 +91,25 @@ def test_bad_augmentation_options_are_value_errors(dataset_dir):
         patchfeed.augment.NnUNetAugmenter({"patch_size": OUT, "p_noise": 5})
     with pytest.raises(TypeError, match="option 'p_blur' has the wrong type"):
         patchfeed.augment.NnUNetAugmenter({"patch_size": OUT, "p_blur": "often"})
+
+
+def test_settings_that_change_nnunet_sampling_warn_with_the_fix(tmp_path):
+    """A crop equal to the patch (no room for rotations) or an enlarged crop without
+    need_to_pad makes sampling differ from nnU-Net's silently; both warn naming the fix."""
+    import warnings
+
+    from loader_testlib import write_dataset
+
+    folder = write_dataset(tmp_path / "d")
+    with pytest.warns(UserWarning, match="equals the patch"):
+        patchfeed.Loader(str(folder), (16, 16, 16), 2, augmentation={"patch_size": (16,) * 3},
+                         as_numpy=True).close()
+    with pytest.warns(UserWarning, match=r"need_to_pad=\[4, 4, 4\]"):
+        patchfeed.Loader(str(folder), (20, 20, 20), 2, augmentation={"patch_size": (16,) * 3},
+                         as_numpy=True).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nnU-Net's settings: no warning
+        patchfeed.Loader(str(folder), (20, 20, 20), 2, need_to_pad=(4, 4, 4),
+                         augmentation={"patch_size": (16,) * 3}, as_numpy=True).close()
+        patchfeed.Loader(str(folder), (16, 16, 16), 2, augmentation={
+            "patch_size": (16,) * 3, "p_rotation": 0, "p_scaling": 0}, as_numpy=True).close()

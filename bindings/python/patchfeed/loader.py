@@ -25,6 +25,7 @@ import atexit
 import os
 import sys
 import time
+import warnings
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
@@ -175,6 +176,29 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
         for i, cid in enumerate(ids)]
 
 
+def _warn_about_nnunet_sampling(patch_size: Sequence[int], need_to_pad: Any,
+                                augmentation: Mapping[str, Any]) -> None:
+    """Settings that silently make sampling differ from nnU-Net's get a warning with the fix."""
+    if "patch_size" not in augmentation:
+        return
+    patch = [int(p) for p in augmentation["patch_size"]]
+    crop = [int(c) for c in patch_size][-len(patch):]
+    transforms = any(float(augmentation.get(p, 0.2)) > 0 for p in ("p_rotation", "p_scaling"))
+    if crop == patch and transforms:
+        warnings.warn(
+            f"augmentation: the sampler's crop {tuple(crop)} equals the patch: nnU-Net draws an "
+            f"enlarged crop (its initial patch size, e.g. (205, 205, 205) for (128, 128, 128) "
+            f"and 30 degree rotations) so that rotated and scaled samples have data in their "
+            f"corners; pass that as patch_size", stacklevel=3)
+    elif crop != patch and need_to_pad is None:
+        pad = [c - p for c, p in zip(crop, patch)]
+        warnings.warn(
+            f"augmentation with an enlarged crop but no need_to_pad: nnU-Net pads by "
+            f"need_to_pad = crop - patch ({pad}), so its samples reach the case borders; "
+            f"without it they stay away from them and the foreground statistics differ; pass "
+            f"need_to_pad={pad}", stacklevel=3)
+
+
 def _copied(value: Any) -> Any:
     """`value` with its containers copied (iterables become lists, mappings dicts)."""
     if value is None or isinstance(value, (str, bytes, _core.Dataset)):
@@ -312,6 +336,7 @@ class Loader:
         self._core: _core.Loader | None = None
         self._core = _core.Loader(**self._options)
         aug = augmentation or {}
+        _warn_about_nnunet_sampling(patch_size, need_to_pad, aug)
         self._ds_scales = [list(s) for s in aug.get("deep_supervision_scales") or []]
         self._seg_name = aug.get("seg_array", "seg")
         self._last: BatchInfo | None = None
