@@ -3,7 +3,8 @@
 
 `nnunet_dataset()` writes a synthetic NIfTI dataset (Dataset901_Tiny: 6 CT-like cases of about
 52^3 voxels with two nested labels) and runs nnU-Net's own `nnUNetv2_plan_and_preprocess` on it
-for the 3d_fullres and 2d configurations. The result is cached in the build folder
+for the 3d_fullres and 2d configurations, and a twin with regions and an ignore label
+(Dataset902_TinyRegions, 3d_fullres). The result is cached in the build folder
 (`$PATCHFEED_BUILD_DIR/nnunet_cache`), keyed by this file's generator version, so only the first
 test session pays the ~30 s of preprocessing.
 """
@@ -20,8 +21,11 @@ import sys
 import numpy as np
 import pytest
 
-GENERATOR_VERSION = 1  # bump when the generated data or the preprocessing call changes
+GENERATOR_VERSION = 2  # bump when the generated data or the preprocessing call changes
 DATASET = "Dataset901_Tiny"
+# The same cases with nnU-Net's regions (whole = labels 1 and 2, core = 2) and an ignore label
+# (3, on a few slices of each case), preprocessed for 3d_fullres only.
+REGIONS_DATASET = "Dataset902_TinyRegions"
 
 
 def _cache_root() -> pathlib.Path:
@@ -30,10 +34,11 @@ def _cache_root() -> pathlib.Path:
     return base / "nnunet_cache" / f"v{GENERATOR_VERSION}"
 
 
-def _write_raw(root: pathlib.Path) -> None:
+def _write_raw(root: pathlib.Path, name: str = DATASET) -> None:
     import nibabel as nib
 
-    folder = root / DATASET
+    regions = name == REGIONS_DATASET
+    folder = root / name
     (folder / "imagesTr").mkdir(parents=True, exist_ok=True)
     (folder / "labelsTr").mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
@@ -45,12 +50,19 @@ def _write_raw(root: pathlib.Path) -> None:
         seg = np.zeros(shape, np.uint8)
         seg[d < 12] = 1
         seg[d < 6] = 2
+        if regions:
+            seg[:, :, 10:13] = 3  # the ignore label
         img = (100 + 50 * seg + rng.normal(0, 10, shape)).astype(np.float32)
         affine = np.eye(4)
         nib.save(nib.Nifti1Image(img, affine), folder / "imagesTr" / f"tiny_{i:03d}_0000.nii.gz")
         nib.save(nib.Nifti1Image(seg, affine), folder / "labelsTr" / f"tiny_{i:03d}.nii.gz")
-    meta = {"channel_names": {"0": "CT"}, "labels": {"background": 0, "outer": 1, "inner": 2},
-            "numTraining": 6, "file_ending": ".nii.gz"}
+    labels = {"background": 0, "outer": 1, "inner": 2}
+    if regions:
+        labels = {"background": 0, "whole": [1, 2], "core": [2], "ignore": 3}
+    meta = {"channel_names": {"0": "CT"}, "labels": labels, "numTraining": 6,
+            "file_ending": ".nii.gz"}
+    if regions:
+        meta["regions_class_order"] = [1, 2]
     (folder / "dataset.json").write_text(json.dumps(meta))
 
 
@@ -72,21 +84,24 @@ def nnunet_dataset() -> pathlib.Path:
     if root.exists():
         shutil.rmtree(root)
     _write_raw(root / "raw")
+    _write_raw(root / "raw", REGIONS_DATASET)
     env = nnunet_env(root)
-    cmd = [sys.executable, "-c",
-           "from nnunetv2.experiment_planning.plan_and_preprocess_entrypoints import "
-           "plan_and_preprocess_entry; plan_and_preprocess_entry()",
-           "-d", "901", "-c", "3d_fullres", "2d", "-np", "2", "--verify_dataset_integrity"]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        raise RuntimeError(f"nnUNetv2_plan_and_preprocess failed:\n{proc.stdout[-3000:]}\n"
-                           f"{proc.stderr[-3000:]}")
+    for dataset_id, configurations in (("901", ["3d_fullres", "2d"]), ("902", ["3d_fullres"])):
+        cmd = [sys.executable, "-c",
+               "from nnunetv2.experiment_planning.plan_and_preprocess_entrypoints import "
+               "plan_and_preprocess_entry; plan_and_preprocess_entry()",
+               "-d", dataset_id, "-c", *configurations, "-np", "2", "--verify_dataset_integrity"]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        if proc.returncode != 0:
+            raise RuntimeError(f"nnUNetv2_plan_and_preprocess failed:\n{proc.stdout[-3000:]}\n"
+                               f"{proc.stderr[-3000:]}")
     done.write_text("ok")
     return root
 
 
-def preprocessed(root: pathlib.Path, configuration: str = "3d_fullres") -> pathlib.Path:
-    return root / "preprocessed" / DATASET / f"nnUNetPlans_{configuration}"
+def preprocessed(root: pathlib.Path, configuration: str = "3d_fullres",
+                 dataset: str = DATASET) -> pathlib.Path:
+    return root / "preprocessed" / dataset / f"nnUNetPlans_{configuration}"
 
 
 def listing(folder: pathlib.Path) -> dict[str, int]:

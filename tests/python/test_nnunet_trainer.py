@@ -13,7 +13,7 @@ import pathlib
 
 import numpy as np
 import pytest
-from nnunet_testlib import DATASET, listing, nnunet_dataset, preprocessed
+from nnunet_testlib import DATASET, REGIONS_DATASET, listing, nnunet_dataset, preprocessed
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
@@ -31,20 +31,22 @@ def env(nnunet_root, tmp_path, monkeypatch):
     monkeypatch.setenv("nnUNet_results", str(tmp_path / "results"))
     monkeypatch.setenv("PATCHFEED_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("nnUNet_n_proc_DA", "2")
-    base = nnunet_root / "preprocessed" / DATASET
-    splits = base / "splits_final.json"
-    if not splits.exists():  # what nnU-Net's first training writes; made once for every test
-        from nnunetv2.utilities.crossval_split import generate_crossval_split
+    for dataset in (DATASET, REGIONS_DATASET):
+        base = nnunet_root / "preprocessed" / dataset
+        splits = base / "splits_final.json"
+        if not splits.exists():  # what nnU-Net's first training writes; made once for all tests
+            from nnunetv2.utilities.crossval_split import generate_crossval_split
 
-        ids = sorted(p.name[: -len(".pkl")] for p in preprocessed(nnunet_root).glob("*.pkl"))
-        splits.write_text(json.dumps(generate_crossval_split(ids, seed=12345, n_splits=5)))
+            ids = sorted(p.name[: -len(".pkl")]
+                         for p in preprocessed(nnunet_root, dataset=dataset).glob("*.pkl"))
+            splits.write_text(json.dumps(generate_crossval_split(ids, seed=12345, n_splits=5)))
     return nnunet_root
 
 
-def make_trainer(root, configuration):
+def make_trainer(root, configuration, dataset=DATASET):
     from patchfeed.nnunet import nnUNetTrainerPatchfeed
 
-    base = root / "preprocessed" / DATASET
+    base = root / "preprocessed" / dataset
     plans = json.loads((base / "nnUNetPlans.json").read_text())
     dataset_json = json.loads((base / "dataset.json").read_text())
     plans["continue_training"] = False  # as nnUNetv2_train's get_trainer_from_args sets it
@@ -71,18 +73,21 @@ def nnunet_sample(trainer, case_id, box_start, patch, transforms):
     return out["image"], out["segmentation"]
 
 
-@pytest.mark.parametrize("configuration", ["3d_fullres", "2d"])
-def test_validation_batches_equal_nnunets_bit_for_bit(env, configuration):
+@pytest.mark.parametrize("dataset,configuration", [(DATASET, "3d_fullres"), (DATASET, "2d"),
+                                                   (REGIONS_DATASET, "3d_fullres")])
+def test_validation_batches_equal_nnunets_bit_for_bit(env, dataset, configuration):
     from patchfeed import Loader
     from patchfeed.nnunet.settings import loader_options
 
-    trainer = make_trainer(env, configuration)
+    trainer = make_trainer(env, configuration, dataset)
     _, val_keys = trainer.do_split()
     options = loader_options(trainer, val_keys, train=False)
+    lm = trainer.label_manager
+    assert lm.has_regions == (dataset == REGIONS_DATASET)
     transforms = trainer.get_validation_transforms(
         trainer._get_deep_supervision_scales(), is_cascaded=False,
-        foreground_labels=trainer.label_manager.foreground_labels, regions=None,
-        ignore_label=trainer.label_manager.ignore_label)
+        foreground_labels=lm.foreground_labels,
+        regions=lm.foreground_regions if lm.has_regions else None, ignore_label=lm.ignore_label)
     with Loader(**options) as loader:
         ids = loader.dataset.case_ids
         patch = options["patch_size"]
