@@ -5,20 +5,22 @@ own data loader and augmenter, on the same cores and the same preprocessed files
 
 The dataset is written by nnU-Net itself (nnUNetDatasetBlosc2.save_case: its chunk/block rule,
 LZ4HC 5, its filter choice; class locations from DefaultPreprocessor): `--cases` cases of
-(1, 224, 224, 224) float32 + int16 labels 0..2. Both sides draw 205^3 crops (nnU-Net's initial
-patch size for 128^3 with +-30 degree rotations), oversample foreground for 0.33 of each batch
-of 2, and run nnU-Net's default training augmentation down to 128^3.
+(1, 224, 224, 224), or with `--channels 4` (4, 140, 172, 144) (BraTS-like), float32 + int16
+labels 0..2. Both sides draw 205^3 crops (nnU-Net's initial patch size for 128^3 with +-30 degree
+rotations), pad by nnU-Net's need_to_pad, oversample foreground for 0.33 of each batch of 2, and
+make nnU-Net's full training batch: its default augmentation down to 128^3 and the five
+deep-supervision targets.
 
-  (a) patchfeed.Loader(augmentation={"patch_size": (128,)*3}), `--threads` threads, NumPy
-      batches (zero-copy views of the ring).
+  (a) patchfeed.Loader(augmentation={"patch_size": (128,)*3, "deep_supervision_scales": ...}),
+      `--threads` threads, NumPy batches (zero-copy views of the ring).
   (b) nnUNetDataLoader(transforms=nnUNetTrainer.get_training_transforms(...)) in a
       NonDetMultiThreadedAugmenter with `--threads` worker processes, as nnUNetTrainer sets it
-      up (deep supervision on: its targets cost ~1 ms per sample, see bench/README.md).
+      up.
 
 The consumer touches every voxel of each batch once and drops it. Each side runs in a fresh
 process; CPU time and peak RSS are summed over the process tree (workers included).
 
-  python3 bench/e2e/augment_loader_vs_nnunet.py [--steps 30] [--threads 2]
+  python3 bench/e2e/augment_loader_vs_nnunet.py [--steps 30] [--threads 2] [--channels 4]
 """
 from __future__ import annotations
 
@@ -35,13 +37,13 @@ sys.path.insert(0, HERE)
 from loader_vs_dataloader import timed
 
 PATCH = (128, 128, 128)
-SHAPE = (1, 224, 224, 224)
+SHAPES = {1: (1, 224, 224, 224), 4: (4, 140, 172, 144)}
 BATCH = 2
 ANGLE = math.pi / 6
 DS_SCALES = [[1.0] * 3, [0.5] * 3, [0.25] * 3, [0.125] * 3, [0.0625] * 3]
 
 
-def write_dataset(folder, cases):
+def write_dataset(folder, cases, channels):
     import numpy as np
     from nnunetv2.preprocessing.preprocessors.default_preprocessor import (
         DefaultPreprocessor,
@@ -49,7 +51,8 @@ def write_dataset(folder, cases):
     from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
 
     os.makedirs(folder, exist_ok=True)
-    axes = [np.linspace(-1, 1, s, dtype=np.float32) for s in SHAPE[1:]]
+    shape = SHAPES[channels]
+    axes = [np.linspace(-1, 1, s, dtype=np.float32) for s in shape[1:]]
     z, y, x = np.meshgrid(*axes, indexing="ij", sparse=True)
     for i in range(cases):
         name = os.path.join(folder, f"case_{i:03d}")
@@ -58,12 +61,13 @@ def write_dataset(folder, cases):
         rng = np.random.default_rng(i)
         c = rng.uniform(-0.3, 0.3, 3)
         r = np.sqrt((z - c[0]) ** 2 + (y - c[1]) ** 2 + (x - c[2]) ** 2)
-        image = (np.sin(5 * z + i) * np.cos(4 * y) + 2 * (r < 0.5) +
-                 np.round(rng.standard_normal(SHAPE[1:], dtype=np.float32) * 8) / 32)
-        seg = np.zeros(SHAPE[1:], np.int16)
+        image = np.stack([np.sin(5 * z + i + k) * np.cos(4 * y) + 2 * (r < 0.5) +
+                          np.round(rng.standard_normal(shape[1:], dtype=np.float32) * 8) / 32
+                          for k in range(channels)])
+        seg = np.zeros(shape[1:], np.int16)
         seg[r < 0.5] = 1
         seg[r < 0.2] = 2
-        image, seg = image[None].astype(np.float32), seg[None]
+        image, seg = image.astype(np.float32), seg[None]
         props = {"class_locations": DefaultPreprocessor._sample_foreground_locations(
             seg, [1, 2], seed=1234)}
         nnUNetDatasetBlosc2.save_case(image, seg, props, name)
@@ -81,12 +85,14 @@ def side_patchfeed(folder, threads, steps, warmup):
     crop = initial_patch_size()
     loader = patchfeed.Loader(folder, crop, BATCH, seed=0, num_threads=threads,
                               oversample_foreground=0.33, as_numpy=True,
-                              augmentation={"patch_size": PATCH, "max_angle": ANGLE})
+                              need_to_pad=[c - p for c, p in zip(crop, PATCH)],
+                              augmentation={"patch_size": PATCH, "max_angle": ANGLE,
+                                            "deep_supervision_scales": DS_SCALES})
     it = iter(loader)
 
     def step():
         b = next(it)
-        consume(b["image"], b["seg"])
+        consume(b["image"], b["seg"][0])
 
     result = timed(step, steps, warmup)
     loader.close()
@@ -149,6 +155,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--channels", type=int, choices=sorted(SHAPES), default=1)
     ap.add_argument("--side", choices=("patchfeed", "nnunet"))
     ap.add_argument("--folder")
     args = ap.parse_args()
@@ -156,7 +163,8 @@ def main():
         fn = side_patchfeed if args.side == "patchfeed" else side_nnunet
         print(json.dumps(fn(args.folder, args.threads, args.steps, args.warmup)))
         return
-    folder = write_dataset(os.path.join(args.root, "cases"), args.cases)
+    folder = write_dataset(os.path.join(args.root, f"cases_{args.channels}ch"), args.cases,
+                           args.channels)
     best = {}
     for r in range(args.rounds):
         for side in ("patchfeed", "nnunet"):
@@ -166,7 +174,8 @@ def main():
                   flush=True)
             if side not in best or res["samples_per_s"] > best[side]["samples_per_s"]:
                 best[side] = res
-    print(f"\nbest of {args.rounds} rounds, {args.cases} cases {SHAPE}, {args.steps} batches of "
+    print(f"\nbest of {args.rounds} rounds, {args.cases} cases {SHAPES[args.channels]}, "
+          f"{args.steps} batches of "
           f"{BATCH} x {PATCH} from {initial_patch_size()} crops, {args.threads} threads/workers:")
     print("| side | samples/s | CPU s/sample | peak RSS (MB) |")
     print("| --- | ---: | ---: | ---: |")
