@@ -21,8 +21,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import results  # noqa: E402
-from config import sizes  # noqa: E402
+import step_results as results  # noqa: E402
+from workload import sizes  # noqa: E402
 
 STEPS = ("dataset", "pinned", "fallback", "equal", "bandwidth", "standin", "cxx", "unet")
 

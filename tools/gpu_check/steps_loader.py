@@ -13,8 +13,8 @@ import sys
 import time
 from typing import Any
 
-from config import Sizes, fg_cache_dir, loader_kwargs
-from results import Skip, Step
+from step_results import Skip, Step
+from workload import Sizes, fg_cache_dir, loader_kwargs
 
 
 def dataset(step: Step, s: Sizes, data: str) -> None:
@@ -39,6 +39,15 @@ def dataset(step: Step, s: Sizes, data: str) -> None:
     nbytes = sum(os.path.getsize(os.path.join(data, f)) for f in files)
     step.check("cases on disk", len(files) == 2 * s.cases, f"{len(files)} .b2nd files")
     step.figure("dataset_mb", nbytes / 1e6, "MB")
+
+
+def _child_env(**extra: str) -> dict[str, str]:
+    """The environment for a child process that imports the same patchfeed as this one."""
+    import patchfeed
+
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(patchfeed.__file__)))
+    path = os.environ.get("PYTHONPATH", "")
+    return dict(os.environ, PYTHONPATH=pkg_parent + (os.pathsep + path if path else ""), **extra)
 
 
 def _cudart_mapped() -> list[str]:
@@ -78,8 +87,9 @@ def pinned(step: Step, s: Sizes, data: str) -> None:
     # on its own? (Information: the Python steps import torch first.)
     code = ("import json, sys, patchfeed; l = patchfeed.Loader(sys.argv[1], as_numpy=True, "
             "**json.loads(sys.argv[2])); print(json.dumps([l.pinned, l.unpinned_reason]))")
-    r = subprocess.run([sys.executable, "-c", code, data, json.dumps(kw)], capture_output=True,
-                       text=True, timeout=max(10, min(60, step.left())), check=False)
+    r = subprocess.run([sys.executable, "-c", code, data, json.dumps(kw)], env=_child_env(),
+                       capture_output=True, text=True, timeout=max(10, min(60, step.left())),
+                       check=False)
     step.set("without_torch_import", r.stdout.strip() or r.stderr.strip()[-500:])
     step.note(f"pinned when patchfeed is used without importing torch first: "
               f"{r.stdout.strip() or 'error: ' + r.stderr.strip()[-200:]}")
@@ -88,7 +98,7 @@ def pinned(step: Step, s: Sizes, data: str) -> None:
 def fallback(step: Step, s: Sizes, data: str) -> None:
     """With CUDA hidden (CUDA_VISIBLE_DEVICES=) the ring is plain memory, batches still come,
     pin_memory=True and device="cuda" fail with a message."""
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+    env = _child_env(CUDA_VISIBLE_DEVICES="")
     r = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "gpu_check.py"),
                         "fallback-child", "--data", data] + (["--cpu-dry-run"] if step.dry_run
                                                              else []),

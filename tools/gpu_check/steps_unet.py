@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from config import Sizes, UtilSampler, fg_cache_dir, loader_kwargs
-from results import Step
+from step_results import Step
+from workload import Sizes, UtilSampler, fg_cache_dir, loader_kwargs
 
 CLASSES = 3  # the synthetic segmentation's labels 0, 1, 2 (-1: padding, ignored)
 

@@ -131,6 +131,7 @@ def merge(steps_dir: str, out: str) -> dict[str, Any]:
             data["status"] = ("ok" if rc == "0" else "timeout" if rc in ("124", "137")
                               else "not run" if rc == "no-time" else f"exit {rc}")
         data["exit"] = status[name]["exit"]
+        data.setdefault("seconds", status[name]["seconds"])  # a step with no JSON (build)
         steps[name] = data
     dry = any(s.get("dry_run") for s in steps.values())
     host = {"date_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
