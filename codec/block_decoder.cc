@@ -2,6 +2,7 @@
 #include "codec/block_decoder.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -90,14 +91,8 @@ void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t 
                  std::byte* dst, size_t size) {
   switch (h.special) {
     case SpecialValue::kNaN: {
-      std::byte nan[8];
-      if (h.typesize == 4) {
-        StoreLE<uint32_t>(nan, 0x7FC00000u);
-      } else {
-        StoreLE<uint64_t>(nan, 0x7FF8000000000000ull);
-      }
-      FillRepeating(std::span<const std::byte>(nan, static_cast<size_t>(h.typesize)), offset, dst,
-                    size);
+      const std::array<std::byte, 8> nan = SpecialNaNItem(h.typesize);
+      FillRepeating(std::span(nan).first(static_cast<size_t>(h.typesize)), offset, dst, size);
       return;
     }
     case SpecialValue::kRepeat:
@@ -124,10 +119,10 @@ std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
 Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
                                    int32_t index, std::byte* dst, size_t size) {
   std::span<const std::byte> dict;
-  if (h.has_dict) {  // [i32 size | bytes] right before the streams, bounded by ParseChunkHeader
-    const int64_t dict_start = int64_t{h.header_size} + int64_t{4} * h.nblocks + 4;
-    dict = chunk.subspan(static_cast<size_t>(dict_start),
-                         static_cast<size_t>(h.data_start - dict_start));
+  if (h.has_dict) {  // bounded by ParseChunkHeader
+    const ByteRange range = h.dict_range();
+    dict = chunk.subspan(static_cast<size_t>(range.begin),
+                         static_cast<size_t>(range.end - range.begin));
   }
   // Only the block's own bytes: a reader that fetched just this block has no others, so a
   // decoder reading past them would give a different result from the same file.
@@ -257,18 +252,13 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
                                 std::to_string(h.block_nbytes(index)) + " bytes");
   }
   const std::byte* block0 = nullptr;
-  if (index > 0 && h.is_regular()) {
-    bool has_delta = false;
-    for (uint8_t f : h.filters)
-      has_delta |= f == static_cast<uint8_t>(Filter::kDelta);
-    if (has_delta) {
-      const size_t b0 = static_cast<size_t>(h.block_nbytes(0));
-      std::byte* ref = Scratch(block0_, b0);
-      Status st = DecodeBlockWithRef(chunk, h, 0, std::span<std::byte>(ref, b0), nullptr);
-      if (!st.ok())
-        return st.WithContext(BlockContext(0) + " (DELTA reference)");
-      block0 = ref;
-    }
+  if (index > 0 && h.is_regular() && h.has_filter(Filter::kDelta)) {
+    const size_t b0 = static_cast<size_t>(h.block_nbytes(0));
+    std::byte* ref = Scratch(block0_, b0);
+    Status st = DecodeBlockWithRef(chunk, h, 0, std::span<std::byte>(ref, b0), nullptr);
+    if (!st.ok())
+      return st.WithContext(BlockContext(0) + " (DELTA reference)");
+    block0 = ref;
   }
   Status st = DecodeBlockWithRef(chunk, h, index, out, block0);
   if (!st.ok()) [[unlikely]]

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cctype>
+#include <numeric>
 #include <string>
 
 #include "codec/internal/chunk_flags.h"
@@ -220,25 +221,30 @@ Status CheckBlockStarts(const std::byte* p, ChunkHeader& h) {
   }
   if (increasing)
     return Status::Ok();
-  // Sort (start, block) pairs to find each block's next larger start.
-  std::vector<uint64_t> order(static_cast<size_t>(h.nblocks));
-  for (int32_t b = 0; b < h.nblocks; ++b) {
-    const auto s = static_cast<uint32_t>(LoadLE<int32_t>(starts + 4 * b));
-    order[static_cast<size_t>(b)] = uint64_t{s} << 32 | static_cast<uint32_t>(b);
-  }
-  std::sort(order.begin(), order.end());
-  h.block_ends.assign(static_cast<size_t>(h.nblocks), h.cbytes);
-  for (size_t i = 0; i + 1 < order.size(); ++i) {
-    const auto start = static_cast<int32_t>(order[i] >> 32);
-    const auto next = static_cast<int32_t>(order[i + 1] >> 32);
-    const auto block = static_cast<uint32_t>(order[i]);
-    if (next == start) {
+  // Each block ends at the next larger start. The block numbers are sorted by (start, block)
+  // in the upper half of block_ends, whose storage a reused header keeps (no allocation per
+  // chunk), and the ends written into the lower half.
+  const auto n = static_cast<size_t>(h.nblocks);
+  std::vector<int32_t>& ends = h.block_ends;
+  ends.resize(2 * n);
+  int32_t* order = ends.data() + n;
+  std::iota(order, order + n, 0);
+  const auto start_of = [&](int32_t b) { return LoadLE<int32_t>(starts + 4 * b); };
+  std::sort(order, order + n, [&](int32_t a, int32_t b) {
+    const int32_t sa = start_of(a), sb = start_of(b);
+    return sa != sb ? sa < sb : a < b;
+  });
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t block = order[i];
+    const int32_t next = i + 1 < n ? start_of(order[i + 1]) : h.cbytes;
+    if (next == start_of(block)) {
       return DataLossError("blocks " + std::to_string(block) + " and " +
-                           std::to_string(static_cast<uint32_t>(order[i + 1])) + " both start at " +
-                           std::to_string(start));
+                           std::to_string(order[i + 1]) + " both start at " +
+                           std::to_string(next));
     }
-    h.block_ends[block] = next;
+    ends[static_cast<size_t>(block)] = next;
   }
+  ends.resize(n);
   return Status::Ok();
 }
 
@@ -362,6 +368,16 @@ Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk) {
   return s;
 }
 
+std::array<std::byte, 8> SpecialNaNItem(int32_t typesize) {
+  std::array<std::byte, 8> item{};
+  if (typesize == 4) {
+    StoreLE<uint32_t>(item.data(), 0x7FC00000u);
+  } else {
+    StoreLE<uint64_t>(item.data(), 0x7FF8000000000000ull);
+  }
+  return item;
+}
+
 int32_t ChunkHeader::block_nstreams(int32_t index) const {
   // Only the flag counts, also with a dictionary: c-blosc2 3.x splits dictionary chunks.
   if (dont_split || (leftover > 0 && index == nblocks - 1))
@@ -375,10 +391,16 @@ int32_t ChunkHeader::block_nstreams(int32_t index) const {
   return typesize;
 }
 
-Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
-  PATCHFEED_ASSIGN_OR_RETURN(ChunkSizes sizes, ReadChunkSizes(chunk));
-  const std::byte* p = chunk.data();
-  ChunkHeader h;
+Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size,
+                              ChunkHeader* header) {
+  PATCHFEED_ASSIGN_OR_RETURN(ChunkSizes sizes, ReadChunkSizes(head));
+  const std::byte* p = head.data();
+  // A fresh header that keeps the block-end table's storage.
+  std::vector<int32_t> block_ends = std::move(header->block_ends);
+  block_ends.clear();
+  ChunkHeader& h = *header;
+  h = ChunkHeader{};
+  h.block_ends = std::move(block_ends);
   h.version = static_cast<uint8_t>(p[0]);
   h.versionlz = static_cast<uint8_t>(p[1]);
   h.flags = static_cast<uint8_t>(p[2]);
@@ -396,10 +418,12 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     return DataLossError("cbytes " + std::to_string(h.cbytes) + " is smaller than the " +
                          std::to_string(h.header_size) + "-byte header");
   }
-  if (static_cast<size_t>(h.cbytes) > chunk.size()) {
+  if (static_cast<size_t>(h.cbytes) > chunk_size) {
     return DataLossError("chunk is truncated: the header says " + std::to_string(h.cbytes) +
-                         " bytes, only " + std::to_string(chunk.size()) + " are there");
+                         " bytes, only " + std::to_string(chunk_size) + " are there");
   }
+  if (head.size() < static_cast<size_t>(h.header_size))
+    return DataLossError("chunk is truncated in its header");
   if (h.nbytes > kMaxChunkNbytes) {
     return DataLossError("nbytes " + std::to_string(h.nbytes) + " exceeds the Blosc maximum");
   }
@@ -471,12 +495,10 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     return DataLossError(std::string(h.memcpyed ? "a memcpyed" : "a special") +
                          " chunk with the dictionary flag");
   }
-  if (h.special != SpecialValue::kNone) {
-    PATCHFEED_RETURN_IF_ERROR(CheckSpecial(h));
-    return h;
-  }
+  if (h.special != SpecialValue::kNone)
+    return CheckSpecial(h);
   if (h.memcpyed)
-    return h;
+    return Status::Ok();
 
   PATCHFEED_RETURN_IF_ERROR(ResolveCodec(p, h));
   PATCHFEED_RETURN_IF_ERROR(CheckFilters(h));
@@ -486,7 +508,16 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
                               std::to_string(static_cast<int>(h.format)) +
                               " (only zstd and lz4 have dictionaries)");
   }
-  const int64_t bstarts_end = int64_t{h.header_size} + int64_t{4} * h.nblocks;
+  return Status::Ok();
+}
+
+Status ParseChunkHeader(std::span<const std::byte> chunk, ChunkHeader* header) {
+  PATCHFEED_RETURN_IF_ERROR(ParseChunkHeaderFields(chunk, chunk.size(), header));
+  ChunkHeader& h = *header;
+  if (!h.is_regular())
+    return Status::Ok();
+  const std::byte* p = chunk.data();
+  const int64_t bstarts_end = h.block_offsets_end();
   if (bstarts_end > h.cbytes) {
     return DataLossError("chunk is truncated: " + std::to_string(h.nblocks) +
                          " block offsets do not fit in cbytes " + std::to_string(h.cbytes));
@@ -510,7 +541,12 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
     return DataLossError("split blocks of " + std::to_string(h.blocksize) +
                          " bytes are not a multiple of typesize " + std::to_string(h.typesize));
   }
-  PATCHFEED_RETURN_IF_ERROR(CheckBlockStarts(p, h));
+  return CheckBlockStarts(p, h);
+}
+
+Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
+  ChunkHeader h;
+  PATCHFEED_RETURN_IF_ERROR(ParseChunkHeader(chunk, &h));
   return h;
 }
 

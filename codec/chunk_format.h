@@ -90,6 +90,25 @@ Result<SplitMode> ParseSplitModeName(std::string_view name);
 /// Accepts "none", "nofilter", "shuffle", "bitshuffle", "delta", "trunc_prec", "bytedelta".
 Result<Filter> ParseFilterName(std::string_view name);
 
+/// A byte range [begin, end) of a chunk.
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+/// Whether a filter pipeline (a chunk's or a frame's default) holds `filter`.
+inline bool PipelineHasFilter(const std::array<uint8_t, kMaxFilters>& filters, Filter filter) {
+  for (const uint8_t f : filters) {
+    if (f == static_cast<uint8_t>(filter))
+      return true;
+  }
+  return false;
+}
+
+/// The item a NaN special chunk repeats: a quiet NaN of `typesize` bytes, float32 for 4 and
+/// float64 for 8 (ParseChunkHeader accepts no other size), little-endian.
+std::array<std::byte, 8> SpecialNaNItem(int32_t typesize);
+
 /// The sizes in the first 16 bytes, for callers that need no more (frames, planners).
 struct ChunkSizes {
   int32_t nbytes = 0;     ///< uncompressed payload
@@ -138,6 +157,18 @@ struct ChunkHeader {
 
   bool is_blosc1_format() const { return version <= 2; }
   bool is_regular() const { return special == SpecialValue::kNone && !memcpyed; }
+  /// Whether `filter` is in the pipeline (DELTA, for one, ties every block to block 0).
+  bool has_filter(Filter filter) const { return PipelineHasFilter(filters, filter); }
+
+  /// Regular chunks: where the table of block starts ends (it follows the header).
+  int64_t block_offsets_end() const { return int64_t{header_size} + int64_t{4} * nblocks; }
+  /// Regular chunks: the bytes ParseChunkHeader reads past the header: the block starts and,
+  /// with a dictionary, the dictionary's size word. A reader fetching parts of a chunk needs
+  /// them before it can parse the header.
+  int64_t block_table_end() const { return block_offsets_end() + (has_dict ? 4 : 0); }
+  /// Regular chunks with a dictionary: where its bytes lie (after its size word, up to
+  /// data_start).
+  ByteRange dict_range() const { return {block_table_end(), data_start}; }
 
   /// Uncompressed size of block `index` (< nblocks).
   int32_t block_nbytes(int32_t index) const {
@@ -157,11 +188,17 @@ struct ChunkHeader {
 /// variable-length blocks, ...).
 Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk);
 
-/// A byte range [begin, end) of a chunk.
-struct ByteRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
+/// ParseChunkHeader into `*header`, reusing its storage (the block-end table of chunks whose
+/// blocks are stored out of order): a reader that parses chunk after chunk into one header
+/// allocates nothing once that table has grown. `*header` is unspecified after an error.
+Status ParseChunkHeader(std::span<const std::byte> chunk, ChunkHeader* header);
+
+/// The part of ParseChunkHeader that reads nothing past the header (the first 16 or 32 bytes,
+/// in `head`), for a reader that fetches a chunk in parts: `chunk_size` is how many bytes the
+/// whole chunk may have (its cbytes must fit). Every check that needs only the header is made;
+/// a regular chunk then still needs ParseChunkHeader over the bytes up to block_table_end().
+Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size,
+                              ChunkHeader* header);
 
 /// Where block `index`'s streams lie in a regular `chunk` whose header `h` came from
 /// ParseChunkHeader(chunk): from the block's start to the next larger block start, or to

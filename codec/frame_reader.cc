@@ -9,7 +9,6 @@
 #include <string>
 
 #include "codec/block_decoder.h"
-#include "codec/internal/chunk_flags.h"
 #include "common/byte_order.h"
 
 namespace patchfeed::codec {
@@ -410,91 +409,69 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
   return bytes;
 }
 
-Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(
-    int64_t index, std::span<const int32_t> blocks, std::vector<std::byte>& scratch) const {
-  using internal_codec::kB2FlagDict;
-  using internal_codec::kFlagExtendedHeader;
-  using internal_codec::kFlagMemcpyed;
+Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
+                                                               std::span<const int32_t> blocks,
+                                                               std::vector<std::byte>& scratch,
+                                                               ChunkHeader* header) const {
+  // The whole chunk, parsed: mapped frames (nothing to save), special and small or odd chunks,
+  // and any whose header fails, so that the error is the one a mapped file gives.
+  const auto whole = [&]() -> Result<std::span<const std::byte>> {
+    PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, GetChunk(index, scratch));
+    PATCHFEED_RETURN_IF_ERROR(ParseChunkHeader(chunk, header), ChunkContext(index));
+    return chunk;
+  };
   if (index < 0 || index >= info_.nchunks || info_.sparse ||
       IsSpecialOffset(offsets_[static_cast<size_t>(index)])) {
-    return GetChunk(index, scratch);
+    return whole();
   }
   const int64_t off = offsets_[static_cast<size_t>(index)];
   const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
-  if (source_->Data(pos, kBlosc2HeaderSize) != nullptr) {
-    return GetChunk(index, scratch);  // mapped: nothing to save
-  }
-  // Header first: its size fields say where the block offsets end.
-  std::byte head[kBlosc2HeaderSize];
-  const auto fail = [&](Status st) { return st.WithContext(ChunkContext(index)); };
   const int64_t avail = info_.cbytes - off;
-  if (avail < kBlosc2HeaderSize) {
-    return GetChunk(index, scratch);
+  if (avail < kBlosc2HeaderSize || source_->Data(pos, kBlosc2HeaderSize) != nullptr)
+    return whole();
+  // The header first: its fields say where the block offsets and dictionary end.
+  std::byte head[kBlosc2HeaderSize];
+  PATCHFEED_RETURN_IF_ERROR(source_->ReadAt(pos, head), ChunkContext(index));
+  if (!ParseChunkHeaderFields(head, static_cast<size_t>(avail), header).ok() ||
+      !header->is_regular() || header->block_table_end() > header->cbytes) {
+    return whole();
   }
-  if (Status st = source_->ReadAt(pos, head); !st.ok())
-    return fail(st);
-  const int32_t nbytes = LoadLE<int32_t>(head + 4);
-  const int32_t blocksize = LoadLE<int32_t>(head + 8);
-  const int32_t cbytes = LoadLE<int32_t>(head + 12);
-  const auto flags = static_cast<uint8_t>(head[2]);
-  const bool extended = (flags & kFlagExtendedHeader) == kFlagExtendedHeader;
-  const bool memcpyed = (flags & kFlagMemcpyed) != 0;
-  const bool special = extended && (static_cast<uint8_t>(head[0x1F]) & 0x70) != 0;
-  const bool dict = extended && (static_cast<uint8_t>(head[0x1F]) & kB2FlagDict) != 0;
-  if (!extended || memcpyed || special || blocksize <= 0 || nbytes <= 0 || cbytes > avail ||
-      cbytes < kBlosc2HeaderSize) {
-    return GetChunk(index, scratch);  // small, raw or odd: read it whole (and check it there)
-  }
-  const int64_t nblocks = (int64_t{nbytes} + blocksize - 1) / blocksize;
-  int64_t prefix = kBlosc2HeaderSize + 4 * nblocks + (dict ? 4 : 0);
-  if (prefix > cbytes) {
-    return GetChunk(index, scratch);  // truncated: GetChunk + ParseChunkHeader report it
-  }
-  scratch.resize(static_cast<size_t>(cbytes));
+  const ChunkHeader& h = *header;
+  scratch.resize(static_cast<size_t>(h.cbytes));
   std::memcpy(scratch.data(), head, kBlosc2HeaderSize);
   const auto read = [&](int64_t from, int64_t to) -> Status {
+    if (from >= to)
+      return Status::Ok();
     return source_->ReadAt(pos + static_cast<uint64_t>(from),
                            std::span(scratch.data() + from, static_cast<size_t>(to - from)));
   };
-  if (Status st = read(kBlosc2HeaderSize, prefix); !st.ok())
-    return fail(st);
-  if (dict) {
-    const int32_t dsize = LoadLE<int32_t>(scratch.data() + prefix - 4);
-    if (dsize > 0 && prefix + dsize <= cbytes) {
-      if (Status st = read(prefix, prefix + dsize); !st.ok())
-        return fail(st);
-    }
-  }
-  // Header, block offsets and dictionary are in: the checks the whole chunk would get, and the
-  // block ranges the decoder keeps to (it reads nothing else of the chunk). A chunk that fails
-  // them is read whole, so that the caller's ParseChunkHeader reports the same error as with a
-  // mapped file.
-  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(cbytes));
-  const auto header = ParseChunkHeader(image);
-  if (!header.ok() || !header->is_regular()) {
-    return GetChunk(index, scratch);
+  PATCHFEED_RETURN_IF_ERROR(read(kBlosc2HeaderSize, h.block_table_end()), ChunkContext(index));
+  // Header, block offsets and dictionary size are in: the checks the whole chunk would get, and
+  // the block ranges the decoder keeps to (it reads nothing else of the chunk).
+  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(h.cbytes));
+  if (!ParseChunkHeader(image, header).ok())
+    return whole();
+  if (h.has_dict) {
+    const ByteRange dict = h.dict_range();
+    PATCHFEED_RETURN_IF_ERROR(read(dict.begin, dict.end), ChunkContext(index));
   }
   // Neighbouring wanted blocks are read in one call.
   int64_t run_from = -1, run_to = -1;
   for (const int32_t b : blocks) {
-    if (b < 0 || b >= header->nblocks)
+    if (b < 0 || b >= h.nblocks)
       continue;
-    const ByteRange range = BlockStreamRange(image, *header, b);
+    const ByteRange range = BlockStreamRange(image, h, b);
     if (range.begin == run_to) {
       run_to = range.end;
       continue;
     }
-    if (run_from >= 0) {
-      if (Status st = read(run_from, run_to); !st.ok())
-        return fail(st);
-    }
+    if (run_from >= 0)
+      PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to), ChunkContext(index));
     run_from = range.begin;
     run_to = range.end;
   }
-  if (run_from >= 0) {
-    if (Status st = read(run_from, run_to); !st.ok())
-      return fail(st);
-  }
+  if (run_from >= 0)
+    PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to), ChunkContext(index));
   return image;
 }
 

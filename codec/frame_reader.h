@@ -50,6 +50,8 @@ struct FrameInfo {
 
   /// The content of metalayer `name`, or nullptr.
   const std::vector<std::byte>* metalayer(std::string_view name) const;
+  /// Whether the default pipeline for new chunks holds `filter` (each chunk has its own).
+  bool has_filter(Filter filter) const { return PipelineHasFilter(filters, filter); }
 };
 
 struct FrameOpenOptions {
@@ -79,14 +81,17 @@ class FrameReader {
   /// a synthesized 32-byte special chunk in `scratch`. Thread-safe.
   Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch) const;
 
-  /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk.
+  /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk,
+  /// with the chunk's header parsed (ParseChunkHeader) into `header`, whose storage is reused.
   /// When the frame is read with pread, only the chunk's header, block offsets, dictionary and
   /// those blocks' bytes (BlockStreamRange: all the decoder reads of a block) are read, into a
   /// `scratch` image of the whole chunk (the rest of it is left unread: decode nothing but
   /// `blocks` from it). Chunks whose header or block offsets fail ParseChunkHeader, and
-  /// special or memcpyed chunks, are read whole. Otherwise the same as GetChunk.
+  /// special or memcpyed chunks, are read whole. Errors (a header that fails ParseChunkHeader
+  /// included) name the file and chunk.
   Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
-                                                    std::vector<std::byte>& scratch) const;
+                                                    std::vector<std::byte>& scratch,
+                                                    ChunkHeader* header) const;
 
   /// kDataLoss naming the file once it shrank under its mapping: the bytes GetChunk returned
   /// since may be zeros. Readers call it after decoding (ByteSource::CheckMapping).

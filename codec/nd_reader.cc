@@ -8,7 +8,6 @@
 #include <string>
 
 #include "codec/internal/nd_copy.h"
-#include "common/byte_order.h"
 #include "common/byte_size.h"
 
 namespace patchfeed::codec {
@@ -154,11 +153,9 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
     FillRegion(n, lo, hi, dst, dst_origin, pad_item);  // the caller needs none of this chunk
     return Status::Ok();
   }
-  PATCHFEED_ASSIGN_OR_RETURN(auto chunk, frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk));
-  auto header = ParseChunkHeader(chunk);
-  if (!header.ok())
-    return header.status().WithContext(frame_.ChunkContext(chunk_index));
-  const ChunkHeader& h = *header;
+  ChunkHeader& h = scratch.header;
+  PATCHFEED_ASSIGN_OR_RETURN(auto chunk,
+                             frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk, &h));
   const int64_t chunk_bytes = g.chunk_nitems * itemsize;
   if (h.nbytes != chunk_bytes) {
     return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " + std::to_string(h.nbytes) +
@@ -179,10 +176,8 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       (h.special == SpecialValue::kNaN && h.typesize == itemsize)) {
     std::vector<std::byte> item(static_cast<size_t>(itemsize));
     if (h.special == SpecialValue::kNaN) {
-      if (itemsize == 4)
-        StoreLE<uint32_t>(item.data(), 0x7FC00000u);
-      if (itemsize == 8)
-        StoreLE<uint64_t>(item.data(), 0x7FF8000000000000ull);
+      const std::array<std::byte, 8> nan = SpecialNaNItem(h.typesize);
+      std::copy_n(nan.begin(), item.size(), item.begin());
     }
     FillRegion(n, lo, hi, dst, dst_origin, item);
     return Status::Ok();
@@ -197,12 +192,11 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
                          std::to_string(h.blocksize) + " differs from the b2nd block's " +
                          std::to_string(block_bytes));
   }
-  bool whole_chunk = h.special != SpecialValue::kNone;  // e.g. a repeated-value chunk
-  for (uint8_t f : h.filters)
-    whole_chunk |= f == static_cast<uint8_t>(Filter::kDelta);
+  // A repeated-value chunk, or DELTA, which ties each block to block 0: decode the chunk once
+  // rather than block 0 per block (with all of the chunk's bytes, which GetChunkBlocks may not
+  // have read).
+  const bool whole_chunk = h.special != SpecialValue::kNone || h.has_filter(Filter::kDelta);
   if (whole_chunk) {
-    // DELTA ties each block to block 0: decode the chunk once rather than block 0 per block
-    // (with all of the chunk's bytes, which GetChunkBlocks may not have read).
     PATCHFEED_ASSIGN_OR_RETURN(chunk, frame_.GetChunk(chunk_index, scratch.chunk));
     scratch.whole.resize(static_cast<size_t>(chunk_bytes));
     Status st = scratch.decoder.DecodeChunk(chunk, scratch.whole);

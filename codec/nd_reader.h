@@ -58,6 +58,7 @@ struct BlockFilter {
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
   BlockDecoder decoder;
+  ChunkHeader header;                  ///< the header of the chunk being read
   std::vector<std::byte> chunk;        ///< chunks read with pread, synthesized special chunks
   std::vector<int32_t> wanted_blocks;  ///< the blocks of the chunk being read
   std::vector<std::byte> whole;        ///< whole chunks, when DELTA ties blocks to block 0

@@ -139,9 +139,7 @@ ArrayProbe DescribeArray(const codec::FrameReader& frame, const codec::B2ndMeta&
   p.open_state_bytes = 8 * frame.nchunks() + info.header_len + 512;
   p.block_bytes = geometry.block_nitems * geometry.itemsize;
   p.chunk_bytes = geometry.chunk_nitems * geometry.itemsize;
-  p.delta_filter = std::any_of(info.filters.begin(), info.filters.end(), [](uint8_t f) {
-    return f == static_cast<uint8_t>(codec::Filter::kDelta);
-  });
+  p.delta_filter = info.has_filter(codec::Filter::kDelta);
   return p;
 }
 
