@@ -13,11 +13,19 @@
 /// `spatial_dims == 2` and only the first two entries of `shape` and `strides`: transforms
 /// whose rules differ between 2D and 3D (rotation, the segmentation border quirk) need to
 /// know, so 2D is never faked as 3D with a unit axis.
+///
+/// Why not common's StridedView, which the codec and the loader share: a SampleView is typed
+/// and of fixed rank (a channel axis and at most 3 spatial axes, in std::arrays), so the
+/// resampling and intensity loops index `at(c, z, y, x)` with element strides, no per-call
+/// rank loop, no heap, and `channel(c)` copies in a few words. The loader makes one from a
+/// StridedView of a slot or of staging with SampleViewOf, the one conversion between them.
 
 #include <array>
-#include <cassert>
 #include <cstdint>
 #include <span>
+
+#include "common/check.h"
+#include "common/strided_view.h"
 
 namespace patchfeed::augment {
 
@@ -35,7 +43,7 @@ struct SampleView {
 
   /// A C-contiguous `(channels, *spatial)` view over `data`.
   static SampleView Contiguous(T* data, int64_t channels, std::span<const int64_t> spatial) {
-    assert(spatial.size() == 2 || spatial.size() == 3);
+    PATCHFEED_DCHECK(spatial.size() == 2 || spatial.size() == 3);
     SampleView v;
     v.data = data;
     v.spatial_dims = static_cast<int>(spatial.size());
@@ -88,6 +96,29 @@ struct SampleView {
     return {data, spatial_dims, channels, channel_stride, shape, strides};
   }
 };
+
+/// `view`, a `(C, *spatial)` view of items of type T (2 or 3 spatial axes; byte strides that
+/// are multiples of sizeof(T)), as a SampleView. T may be const for a read-only view.
+template <typename T>
+SampleView<T> SampleViewOf(const StridedView& view) {
+  const int dims = view.ndim() - 1;
+  constexpr auto kItem = static_cast<int64_t>(sizeof(T));
+  PATCHFEED_DCHECK(dims == 2 || dims == 3);
+  SampleView<T> v;
+  v.data = reinterpret_cast<T*>(view.data);
+  v.spatial_dims = dims;
+  v.channels = view.shape[0];
+  v.channel_stride = view.byte_strides[0] / kItem;
+  v.shape = {1, 1, 1};
+  v.strides = {0, 0, 0};
+  for (int d = 0; d < dims; ++d) {
+    const auto i = static_cast<size_t>(d);
+    PATCHFEED_DCHECK(view.byte_strides[i + 1] % kItem == 0);
+    v.shape[i] = view.shape[i + 1];
+    v.strides[i] = view.byte_strides[i + 1] / kItem;
+  }
+  return v;
+}
 
 }  // namespace patchfeed::augment
 

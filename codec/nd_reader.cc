@@ -44,19 +44,6 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize, int64_
   return extents;
 }
 
-NdView NdView::Contiguous(std::byte* data, std::vector<int64_t> shape, int64_t itemsize) {
-  NdView v;
-  v.data = data;
-  v.byte_strides.resize(shape.size());
-  int64_t s = itemsize;
-  for (size_t d = shape.size(); d-- > 0;) {
-    v.byte_strides[d] = s;
-    s *= shape[d];
-  }
-  v.shape = std::move(shape);
-  return v;
-}
-
 Result<NdArrayReader> NdArrayReader::Open(const std::string& path, FrameOpenOptions options) {
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader frame, FrameReader::Open(path, options));
   return FromFrame(std::move(frame));

@@ -23,18 +23,12 @@
 #include "codec/block_decoder.h"
 #include "codec/frame_reader.h"
 #include "common/result.h"
+#include "common/strided_view.h"
 
 namespace patchfeed::codec {
 
-/// A strided N-d destination: element (i_0..i_n-1) lives at data + sum(i_d * byte_strides[d]).
-struct NdView {
-  std::byte* data = nullptr;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> byte_strides;
-
-  /// A C-contiguous view over `data` with the given shape and item size.
-  static NdView Contiguous(std::byte* data, std::vector<int64_t> shape, int64_t itemsize);
-};
+/// A strided N-d destination: the codec's name for common's StridedView.
+using NdView = StridedView;
 
 /// Half-open box [start, stop) per dimension, in array coordinates; may cross the border.
 struct Box {

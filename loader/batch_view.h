@@ -6,21 +6,21 @@
 /// What a consumer sees of a batch: one ArrayView per array, pointing into the loader's ring
 /// slot (valid while the Lease that handed it out is held), and whether that memory is pinned.
 
-#include <cstddef>
 #include <cstdint>
 #include <string>
-#include <vector>
+
+#include "common/strided_view.h"
 
 namespace patchfeed::loader {
 
-/// One array of a batch: element (i0, .., in-1) is at data + sum(i_d * byte_strides[d]).
-struct ArrayView {
+/// One array of a batch: a StridedView (`data`, `shape` (B, C, *patch), C-contiguous
+/// `byte_strides`; element (i0, .., in-1) at data + sum(i_d * byte_strides[d])) with what the
+/// array is. It is-a StridedView so that the loader hands it to the codec and to augmentation
+/// as one (`view.Slice(j)` is sample j), and consumers keep reading `view.data`.
+struct ArrayView : StridedView {
   std::string name;   ///< the dataset's array name, e.g. "image"
   std::string dtype;  ///< NumPy dtype string, e.g. "<f4", "<i2"
   int64_t itemsize = 0;
-  std::byte* data = nullptr;
-  std::vector<int64_t> shape;         ///< (B, C, *patch)
-  std::vector<int64_t> byte_strides;  ///< C-contiguous
   int64_t nbytes = 0;
 };
 

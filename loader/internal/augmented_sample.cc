@@ -16,32 +16,6 @@ namespace {
 
 using augment::SampleView;
 
-// Sample `sample` of a slot array (B, C, *patch) as a SampleView.
-template <typename T>
-SampleView<T> SlotSample(const ArrayView& view, int64_t sample) {
-  SampleView<T> v;
-  const auto item = static_cast<int64_t>(sizeof(T));
-  v.data = reinterpret_cast<T*>(view.data + sample * view.byte_strides[0]);
-  v.spatial_dims = static_cast<int>(view.shape.size()) - 2;
-  v.channels = view.shape[1];
-  v.channel_stride = view.byte_strides[1] / item;
-  v.shape = {1, 1, 1};
-  v.strides = {0, 0, 0};
-  for (int d = 0; d < v.spatial_dims; ++d) {
-    v.shape[static_cast<size_t>(d)] = view.shape[static_cast<size_t>(d) + 2];
-    v.strides[static_cast<size_t>(d)] = view.byte_strides[static_cast<size_t>(d) + 2] / item;
-  }
-  return v;
-}
-
-// A C-contiguous (channels, *window) view over staging memory.
-template <typename T>
-SampleView<const T> StagingView(const T* data, int64_t channels, const augment::CropWindow& w,
-                                int dims) {
-  return SampleView<const T>::Contiguous(data, channels,
-                                         std::span<const int64_t>(w.shape.data(), dims));
-}
-
 // The part of a crop window that 3D resampling reads: the patch's sampling positions form a
 // box turned by the affine matrix (an oriented box); a voxel is read only within 1 of one of
 // them. A block is wanted iff it, grown by that distance (and a voxel against rounding),
@@ -194,6 +168,8 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   if (has_seg && parts_.regions) {
     staging.seg_labels.resize(static_cast<size_t>(parts_.outputs[1].channels * patch_voxels));
   }
+  // The reads' destinations: the slot, or this worker's staging.
+  std::vector<StridedView> read_into(parts_.outputs.size());
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const SampleRead& read = round.reads()[task.first_read + o];
     std::vector<int64_t> extents(read.box.start.size());
@@ -202,47 +178,51 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
       extents[d] = read.box.stop[d] - read.box.start[d];
       items *= extents[d];
     }
-    std::byte* base = read.base;
-    if (base == nullptr) {
+    read_into[o] = StridedView{read.base, std::move(extents), read.strides};
+    if (read_into[o].data == nullptr) {
       if (o == 0) {
         staging.image.resize(static_cast<size_t>(items));
-        base = reinterpret_cast<std::byte*>(staging.image.data());
+        read_into[o].data = reinterpret_cast<std::byte*>(staging.image.data());
       } else if (direct) {  // the patch itself, labels for the region conversion
-        base = reinterpret_cast<std::byte*>(staging.seg_labels.data());
+        read_into[o].data = reinterpret_cast<std::byte*>(staging.seg_labels.data());
       } else {
         staging.seg.resize(static_cast<size_t>(items));
-        base = reinterpret_cast<std::byte*>(staging.seg.data());
+        read_into[o].data = reinterpret_cast<std::byte*>(staging.seg.data());
       }
     }
-    if (!reader_.ReadBox(round, read, codec::NdView{base, extents, read.strides}, filter)) {
+    if (!reader_.ReadBox(round, read, read_into[o], filter)) {
       return;
     }
   }
+  // What the pipeline sees of a read into staging: without the slab axis of nnU-Net's 2d.
+  const auto pipeline_view = [&](const StridedView& v) {
+    return parts_.slab_2d ? v.Squeeze(1) : v;
+  };
 
   const int slot = round.slot();
-  const SampleView<float> image = SlotSample<float>(parts_.ring.views(slot)[0], sample);
+  const std::vector<ArrayView>& views = parts_.ring.views(slot);
+  const SampleView<float> image = augment::SampleViewOf<float>(views[0].Slice(sample));
   SampleView<int16_t> seg;
   seg.channels = 0;
   seg.spatial_dims = dims;
   if (has_seg) {
     seg = parts_.regions ? SampleView<int16_t>::Contiguous(staging.seg_labels.data(),
                                                            parts_.outputs[1].channels, patch)
-                         : SlotSample<int16_t>(parts_.ring.views(slot)[1], sample);
+                         : augment::SampleViewOf<int16_t>(views[1].Slice(sample));
   }
   Status st;
   if (!direct) {
     // Where the window lies in the crop, for the resampler's crop-relative positions.
-    const augment::CropWindow& planned = task.window;
     SampleView<const int16_t> seg_window;
     seg_window.channels = 0;
     seg_window.spatial_dims = dims;
     if (has_seg) {
-      seg_window = StagingView(staging.seg.data(), parts_.outputs[1].channels, planned, dims);
+      seg_window = augment::SampleViewOf<const int16_t>(pipeline_view(read_into[1]));
     }
     st = augment::ApplyNnUNetSpatialWindow(
-        params, pipeline, crop, planned,
-        StagingView(staging.image.data(), parts_.outputs[0].channels, planned, dims), seg_window,
-        image, seg, staging.pipeline);
+        params, pipeline, crop, task.window,
+        augment::SampleViewOf<const float>(pipeline_view(read_into[0])), seg_window, image, seg,
+        staging.pipeline);
   }
   if (st.ok()) {
     st = augment::ApplyNnUNetAfterSpatial(params, pipeline, Stream(round.batch(), sample), image,
@@ -260,22 +240,24 @@ Status AugmentedSamples::WriteTargets(int slot, int64_t sample, SampleView<int16
                                       Staging& staging) const {
   const std::vector<ArrayView>& views = parts_.ring.views(slot);
   if (parts_.regions) {
-    const SampleView<uint8_t> regions = SlotSample<uint8_t>(views[1], sample);
+    const SampleView<uint8_t> regions = augment::SampleViewOf<uint8_t>(views[1].Slice(sample));
     PATCHFEED_RETURN_IF_ERROR(
         augment::ApplySegmentationToRegions(*parts_.regions, seg, regions), "regions");
     for (const TargetArray& t : parts_.targets) {
-      PATCHFEED_RETURN_IF_ERROR(augment::DownsampleSegNearestExact<uint8_t>(
-                                    regions, SlotSample<uint8_t>(views[t.ring_array], sample),
-                                    staging.pipeline.intensity),
-                                "deep-supervision target");
+      PATCHFEED_RETURN_IF_ERROR(
+          augment::DownsampleSegNearestExact<uint8_t>(
+              regions, augment::SampleViewOf<uint8_t>(views[t.ring_array].Slice(sample)),
+              staging.pipeline.intensity),
+          "deep-supervision target");
     }
     return Status::Ok();
   }
   for (const TargetArray& t : parts_.targets) {
-    PATCHFEED_RETURN_IF_ERROR(augment::DownsampleSegNearestExact<int16_t>(
-                                  seg, SlotSample<int16_t>(views[t.ring_array], sample),
-                                  staging.pipeline.intensity),
-                              "deep-supervision target");
+    PATCHFEED_RETURN_IF_ERROR(
+        augment::DownsampleSegNearestExact<int16_t>(
+            seg, augment::SampleViewOf<int16_t>(views[t.ring_array].Slice(sample)),
+            staging.pipeline.intensity),
+        "deep-supervision target");
   }
   return Status::Ok();
 }

@@ -45,17 +45,11 @@ Result<BatchRing> BatchRing::Create(const std::vector<RingArraySpec>& arrays, in
     int64_t offset = 0;
     for (const auto& a : arrays) {
       ArrayView v;
+      static_cast<StridedView&>(v) =
+          StridedView::Contiguous(slot.memory.data() + offset, a.shape, a.itemsize);
       v.name = a.name;
       v.dtype = a.dtype;
       v.itemsize = a.itemsize;
-      v.data = slot.memory.data() + offset;
-      v.shape = a.shape;
-      v.byte_strides.resize(a.shape.size());
-      int64_t stride = a.itemsize;
-      for (size_t d = a.shape.size(); d-- > 0;) {
-        v.byte_strides[d] = stride;
-        stride *= a.shape[d];
-      }
       v.nbytes = ArrayBytes(a);
       offset += static_cast<int64_t>(RoundUpToPage(static_cast<size_t>(v.nbytes)));
       slot.views.push_back(std::move(v));
