@@ -9,40 +9,18 @@
 
 #include "codec/internal/nd_copy.h"
 #include "common/byte_size.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
 
 using internal_codec::CopyRegion;
 using internal_codec::FillRegion;
-using internal_codec::FillView;
 using internal_codec::ForEachIndex;
 using internal_codec::Index;
 using internal_codec::UnshuffleRegion;
 
 }  // namespace
-
-Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize, int64_t max_bytes) {
-  if (box.start.size() != box.stop.size()) {
-    return InvalidArgumentError("box has " + std::to_string(box.start.size()) + " starts and " +
-                                std::to_string(box.stop.size()) + " stops");
-  }
-  std::vector<int64_t> extents(box.start.size());
-  int64_t bytes = itemsize;
-  for (size_t d = 0; d < extents.size(); ++d) {
-    if (__builtin_sub_overflow(box.stop[d], box.start[d], &extents[d]) || extents[d] < 0) {
-      return InvalidArgumentError("box range " + std::to_string(box.start[d]) + ":" +
-                                  std::to_string(box.stop[d]) + " in dimension " +
-                                  std::to_string(d) + " is not a valid start:stop");
-    }
-    if (__builtin_mul_overflow(bytes, extents[d], &bytes) || bytes > max_bytes) {
-      return InvalidArgumentError("box of " + std::to_string(extents.size()) +
-                                  " dimensions is larger than " + std::to_string(max_bytes) +
-                                  " bytes");
-    }
-  }
-  return extents;
-}
 
 Result<NdArrayReader> NdArrayReader::Open(const std::string& path, FrameOpenOptions options) {
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader frame, FrameReader::Open(path, options));
@@ -88,56 +66,34 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   return r;
 }
 
-Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi,
-                                    const Box& box, const NdView& dst,
-                                    std::span<const std::byte> pad_item, const BlockFilter& filter,
-                                    BoxReadScratch& scratch) const {
+Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
+                                     const NdView& dst, std::span<const std::byte> pad_item,
+                                     BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
   const int64_t itemsize = g.itemsize;
-  // Origin of this chunk in array coordinates, and the blocks the region touches.
-  Index corigin{}, klo{}, khi{};
-  {
-    int64_t rest = chunk_index;
-    for (int d = n - 1; d >= 0; --d) {
-      const auto i = static_cast<size_t>(d);
-      corigin[i] = (rest % g.chunks_per_dim[i]) * g.chunkshape[i];
-      rest /= g.chunks_per_dim[i];
-    }
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      klo[i] = (lo[d] - corigin[i]) / g.blockshape[i];
-      khi[i] = (hi[d] - 1 - corigin[i]) / g.blockshape[i] + 1;
-    }
-  }
-  const int64_t* dst_origin = box.start.data();
-  // Whether the caller's filter wants block k of this chunk.
-  const auto block_wanted = [&](const Index& k) {
-    if (filter.wants == nullptr)
-      return true;
-    Index blo{}, bhi{};
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      blo[i] = corigin[i] + k[i] * g.blockshape[i];
-      bhi[i] = blo[i] + g.blockshape[i];
-    }
-    return filter.wants(filter.context, blo.data(), bhi.data());
+  const int64_t chunk_index = piece.chunk;
+  const int64_t* dst_origin = plan.box().start.data();
+  const int64_t* klo = piece.block_lo.data();
+  const int64_t* khi = piece.block_hi.data();
+  // The block's number in its chunk (C order over the chunk's grid of blocks).
+  const auto block_number = [&](const Index& k) {
+    int64_t b = 0;
+    for (int d = 0; d < n; ++d)
+      b = b * g.blocks_per_chunk[static_cast<size_t>(d)] + k[static_cast<size_t>(d)];
+    return b;
   };
-  // With pread, only those blocks' bytes are read from the file.
+  // The blocks to read (with pread, only their bytes are read from the file).
   std::vector<int32_t>& wanted = scratch.wanted_blocks;
   wanted.clear();
-  (void)ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
-    if (!block_wanted(k))
-      return Status::Ok();
-    int64_t b = 0;
-    for (int d = 0; d < n; ++d) {
-      b = b * g.blocks_per_chunk[static_cast<size_t>(d)] + k[static_cast<size_t>(d)];
-    }
-    wanted.push_back(static_cast<int32_t>(b));
+  (void)ForEachIndex(n, klo, khi, [&](const Index& k) -> Status {
+    if (plan.wants(piece, k))
+      wanted.push_back(static_cast<int32_t>(block_number(k)));
     return Status::Ok();
   });
   if (wanted.empty()) {
-    FillRegion(n, lo, hi, dst, dst_origin, pad_item);  // the caller needs none of this chunk
+    // The caller needs none of this chunk.
+    FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, pad_item);
     return Status::Ok();
   }
   ChunkHeader& h = scratch.header;
@@ -145,17 +101,16 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
                              frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk, &h));
   const int64_t chunk_bytes = g.chunk_nitems * itemsize;
   if (h.nbytes != chunk_bytes) {
-    return DataLossError(frame_.ChunkContext(chunk_index) + ": holds " + std::to_string(h.nbytes) +
-                         " bytes, the array's chunks " + std::to_string(chunk_bytes));
+    return DataLossError(StrCat(frame_.ChunkContext(chunk_index), ": holds ", h.nbytes,
+                                " bytes, the array's chunks ", chunk_bytes));
   }
 
   // c-blosc2 writes the item size as every chunk's typesize (1 above 255); another value
   // would shuffle and split the items wrongly (c-blosc2's block reads refuse most of them).
   const int64_t chunk_typesize = itemsize > 255 ? 1 : itemsize;
   if (h.typesize != chunk_typesize) {
-    return DataLossError(frame_.ChunkContext(chunk_index) + ": typesize " +
-                         std::to_string(h.typesize) + " differs from the array's item size " +
-                         std::to_string(itemsize));
+    return DataLossError(StrCat(frame_.ChunkContext(chunk_index), ": typesize ", h.typesize,
+                                " differs from the array's item size ", itemsize));
   }
 
   // Special chunks fill their part without decoding when the value is one item.
@@ -166,7 +121,7 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       const std::array<std::byte, 8> nan = SpecialNaNItem(h.typesize);
       std::copy_n(nan.begin(), item.size(), item.begin());
     }
-    FillRegion(n, lo, hi, dst, dst_origin, item);
+    FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, item);
     return Status::Ok();
   }
 
@@ -175,9 +130,8 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   // chunks included).
   const int64_t block_bytes = g.block_nitems * itemsize;
   if (h.blocksize != block_bytes) {
-    return DataLossError(frame_.ChunkContext(chunk_index) + ": block size " +
-                         std::to_string(h.blocksize) + " differs from the b2nd block's " +
-                         std::to_string(block_bytes));
+    return DataLossError(StrCat(frame_.ChunkContext(chunk_index), ": block size ", h.blocksize,
+                                " differs from the b2nd block's ", block_bytes));
   }
   // A repeated-value chunk, or DELTA, which ties each block to block 0: decode the chunk once
   // rather than block 0 per block (with all of the chunk's bytes, which GetChunkBlocks may not
@@ -186,9 +140,8 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
   if (whole_chunk) {
     PATCHFEED_ASSIGN_OR_RETURN(chunk, frame_.GetChunk(chunk_index, scratch.chunk));
     scratch.whole.resize(static_cast<size_t>(chunk_bytes));
-    Status st = scratch.decoder.DecodeChunk(chunk, scratch.whole);
-    if (!st.ok())
-      return st.WithContext(frame_.ChunkContext(chunk_index));
+    PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeChunk(chunk, scratch.whole),
+                              frame_.ChunkContext(chunk_index));
   }
 
   // Whether a whole block lands contiguously in dst: each dimension where the block has more
@@ -203,24 +156,22 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
       s *= g.blockshape[i];
     }
   }
-  return ForEachIndex(n, klo.data(), khi.data(), [&](const Index& k) -> Status {
-    int64_t nblock = 0;
+  const bool filtered = plan.filtered();
+  return ForEachIndex(n, klo, khi, [&](const Index& k) -> Status {
     Index blo{}, ilo{}, ihi{};
     bool full = true;
     for (int d = 0; d < n; ++d) {
       const auto i = static_cast<size_t>(d);
-      nblock = nblock * g.blocks_per_chunk[i] + k[i];
-      blo[i] = corigin[i] + k[i] * g.blockshape[i];
-      ilo[i] = std::max(lo[d], blo[i]);
-      ihi[i] = std::min(hi[d], blo[i] + g.blockshape[i]);
+      blo[i] = piece.origin[i] + k[i] * g.blockshape[i];
+      ilo[i] = std::max(piece.lo[i], blo[i]);
+      ihi[i] = std::min(piece.hi[i], blo[i] + g.blockshape[i]);
       full &= ilo[i] == blo[i] && ihi[i] == blo[i] + g.blockshape[i];
     }
-    // `wanted` is ascending (both walks are in C order): look the block up, not the filter.
-    if (filter.wants != nullptr &&
-        !std::binary_search(wanted.begin(), wanted.end(), static_cast<int32_t>(nblock))) {
+    if (filtered && !plan.wants(piece, k)) {
       FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, pad_item);
       return Status::Ok();
     }
+    const int64_t nblock = block_number(k);
     if (whole_chunk) {
       const std::byte* src = scratch.whole.data() + nblock * block_bytes;
       CopyRegion(n, itemsize, ilo.data(), ihi.data(), src, blo.data(), g.blockshape.data(), dst,
@@ -234,26 +185,65 @@ Status NdArrayReader::ReadChunkPart(int64_t chunk_index, const int64_t* lo, cons
         off += (blo[static_cast<size_t>(d)] - dst_origin[d]) *
                dst.byte_strides[static_cast<size_t>(d)];
       }
-      Status st = scratch.decoder.DecodeBlock(
-          chunk, h, b, std::span(dst.data + off, static_cast<size_t>(block_bytes)));
-      if (!st.ok())
-        return st.WithContext(frame_.ChunkContext(chunk_index));
+      PATCHFEED_RETURN_IF_ERROR(
+          scratch.decoder.DecodeBlock(chunk, h, b,
+                                      std::span(dst.data + off, static_cast<size_t>(block_bytes))),
+          frame_.ChunkContext(chunk_index));
       return Status::Ok();
     }
     // A piece of the block: undo a final byte shuffle only for the wanted rows, straight
     // into dst.
-    auto part = scratch.decoder.DecodeBlockForItems(chunk, h, b, static_cast<int32_t>(itemsize));
-    if (!part.ok())
-      return part.status().WithContext(frame_.ChunkContext(chunk_index));
-    if (part->shuffled) {
-      UnshuffleRegion(n, itemsize, ilo.data(), ihi.data(), part->data, part->nitems, blo.data(),
+    PATCHFEED_ASSIGN_OR_RETURN(
+        const PartlyDecodedBlock part,
+        scratch.decoder.DecodeBlockForItems(chunk, h, b, static_cast<int32_t>(itemsize)),
+        frame_.ChunkContext(chunk_index));
+    if (part.shuffled) {
+      UnshuffleRegion(n, itemsize, ilo.data(), ihi.data(), part.data, part.nitems, blo.data(),
                       g.blockshape.data(), dst, dst_origin);
     } else {
-      CopyRegion(n, itemsize, ilo.data(), ihi.data(), part->data, blo.data(), g.blockshape.data(),
+      CopyRegion(n, itemsize, ilo.data(), ihi.data(), part.data, blo.data(), g.blockshape.data(),
                  dst, dst_origin);
     }
     return Status::Ok();
   });
+}
+
+Status NdArrayReader::CheckDestination(const BoxPlan& plan, const NdView& dst,
+                                       std::span<const std::byte> pad_item) const {
+  const int n = geom_.ndim;
+  if (dst.ndim() != n || static_cast<int>(dst.byte_strides.size()) != n) {
+    return InvalidArgumentError(StrCat(frame_.path(), ": box and destination need ", n,
+                                       " dimensions"));
+  }
+  if (static_cast<int64_t>(pad_item.size()) != geom_.itemsize) {
+    return InvalidArgumentError(StrCat("pad value of ", pad_item.size(), " bytes for items of ",
+                                       geom_.itemsize));
+  }
+  if (!plan.Fits(geom_))
+    return InvalidArgumentError(StrCat(frame_.path(), ": the read was planned for another array"));
+  for (int d = 0; d < n; ++d) {
+    if (dst.shape[static_cast<size_t>(d)] != plan.shape()[static_cast<size_t>(d)]) {
+      return InvalidArgumentError(
+          StrCat("destination shape does not match the box in dimension ", d));
+    }
+  }
+  return Status::Ok();
+}
+
+Status NdArrayReader::ReadPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                                std::span<const std::byte> pad_item,
+                                BoxReadScratch& scratch) const {
+  PATCHFEED_RETURN_IF_ERROR(CheckDestination(plan, dst, pad_item));
+  if (piece.chunk < 0) {
+    FillRegion(geom_.ndim, piece.lo.data(), piece.hi.data(), dst, plan.box().start.data(),
+               pad_item);
+    return Status::Ok();
+  }
+  const Status st = ReadChunkPiece(plan, piece, dst, pad_item, scratch);
+  // A file truncated under its mapping reads as zeros (mapping_fault_guard.h): whatever the
+  // decoders made of them, the cause to report is the truncation.
+  Status mapping = frame_.CheckMapping();
+  return mapping.ok() ? st : mapping;
 }
 
 Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
@@ -264,85 +254,24 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
 Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
                               std::span<const std::byte> pad_item, BoxReadScratch& scratch,
                               const BlockFilter& filter) const {
-  const NdGeometry& g = geom_;
-  const int n = g.ndim;
-  if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n ||
-      static_cast<int>(dst.shape.size()) != n || static_cast<int>(dst.byte_strides.size()) != n) {
-    return InvalidArgumentError(frame_.path() + ": box and destination need " + std::to_string(n) +
-                                " dimensions");
+  const int n = geom_.ndim;
+  if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n) {
+    return InvalidArgumentError(StrCat(frame_.path(), ": box and destination need ", n,
+                                       " dimensions"));
   }
-  if (static_cast<int64_t>(pad_item.size()) != g.itemsize) {
-    return InvalidArgumentError("pad value of " + std::to_string(pad_item.size()) +
-                                " bytes for items of " + std::to_string(g.itemsize));
-  }
-  Index lo{}, hi{};
-  bool inside = true, empty = false;
-  for (int d = 0; d < n; ++d) {
-    const auto i = static_cast<size_t>(d);
-    // Untrusted coordinates: stop - start must not overflow (checked without allocating; this
-    // runs once per chunk piece in the loader).
-    int64_t extent = 0;
-    if (__builtin_sub_overflow(box.stop[i], box.start[i], &extent) || extent < 0 ||
-        dst.shape[i] != extent) {
-      return InvalidArgumentError("destination shape does not match the box in dimension " +
-                                  std::to_string(d));
-    }
-    lo[i] = std::max<int64_t>(box.start[i], 0);
-    hi[i] = std::min(box.stop[i], g.shape[i]);
-    inside &= box.start[i] >= 0 && box.stop[i] <= g.shape[i];
-    empty |= box.stop[i] == box.start[i];
-  }
-  if (empty)
-    return Status::Ok();
-  bool outside = false;
-  for (int d = 0; d < n; ++d)
-    outside |= lo[static_cast<size_t>(d)] >= hi[static_cast<size_t>(d)];
-  if (outside) {
-    FillView(n, dst, pad_item);
-    return Status::Ok();
-  }
-  if (!inside) {
-    // Pad only what lies outside the array, as disjoint slabs: along dimension d, the parts
-    // below and above the array, spanning the inner range in dimensions before d and the
-    // whole box in dimensions after it.
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      Index slo{}, shi{};
-      for (int e = 0; e < n; ++e) {
-        const auto k = static_cast<size_t>(e);
-        slo[k] = e < d ? lo[k] : box.start[k];
-        shi[k] = e < d ? hi[k] : box.stop[k];
-      }
-      if (box.start[i] < lo[i]) {
-        shi[i] = lo[i];
-        FillRegion(n, slo.data(), shi.data(), dst, box.start.data(), pad_item);
-      }
-      if (box.stop[i] > hi[i]) {
-        slo[i] = hi[i];
-        shi[i] = box.stop[i];
-        FillRegion(n, slo.data(), shi.data(), dst, box.start.data(), pad_item);
-      }
+  // PlanBox checks the untrusted coordinates, CheckDestination that dst has their extents.
+  PATCHFEED_RETURN_IF_ERROR(PlanBox(geom_, box, filter, &scratch.plan), frame_.path());
+  PATCHFEED_RETURN_IF_ERROR(CheckDestination(scratch.plan, dst, pad_item));
+  const BoxPlan& plan = scratch.plan;
+  Status st;
+  for (int64_t i = 0; i < plan.num_pieces() && st.ok(); ++i) {
+    const BoxPiece piece = plan.piece(i);
+    if (piece.chunk < 0) {
+      FillRegion(n, piece.lo.data(), piece.hi.data(), dst, box.start.data(), pad_item);
+    } else {
+      st = ReadChunkPiece(plan, piece, dst, pad_item, scratch);
     }
   }
-  Index qlo{}, qhi{};
-  for (int d = 0; d < n; ++d) {
-    const auto i = static_cast<size_t>(d);
-    qlo[i] = lo[i] / g.chunkshape[i];
-    qhi[i] = (hi[i] - 1) / g.chunkshape[i] + 1;
-  }
-  const Status st = ForEachIndex(n, qlo.data(), qhi.data(), [&](const Index& q) -> Status {
-    int64_t nchunk = 0;
-    Index clo{}, chi{};
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      nchunk = nchunk * g.chunks_per_dim[i] + q[i];
-      clo[i] = std::max(lo[i], q[i] * g.chunkshape[i]);
-      chi[i] = std::min(hi[i], (q[i] + 1) * g.chunkshape[i]);
-    }
-    return ReadChunkPart(nchunk, clo.data(), chi.data(), box, dst, pad_item, filter, scratch);
-  });
-  // A file truncated under its mapping reads as zeros (mapping_fault_guard.h): whatever the
-  // decoders made of them, the cause to report is the truncation.
   Status mapping = frame_.CheckMapping();
   return mapping.ok() ? st : mapping;
 }

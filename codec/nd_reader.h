@@ -5,13 +5,16 @@
 /// \file
 /// Reads arbitrary N-d boxes out of a `.b2nd` array, decoding only the blocks the box touches.
 ///
-/// A block whose piece of the box is the whole block, and lands contiguously in the
-/// destination, is decoded straight into it; other blocks decode into per-thread scratch and
-/// only the rows needed are copied. Parts of the box outside the array are filled with a
-/// caller-given pad value (nnU-Net pads with 0 for images, -1 for segmentations).
+/// A read is a plan (codec/box_plan.h: the chunks, blocks and pad regions of the box) and its
+/// execution piece by piece: ReadBox does both; the loader plans once and spreads the pieces
+/// over its tasks (ReadPiece). A block whose piece of the box is the whole block, and lands
+/// contiguously in the destination, is decoded straight into it; other blocks decode into
+/// per-thread scratch and only the rows needed are copied. Parts of the box outside the array
+/// are filled with a caller-given pad value (nnU-Net pads with 0 for images, -1 for
+/// segmentations).
 ///
-/// An NdArrayReader is immutable after Open: any number of threads may call ReadBox at once,
-/// each with its own BoxReadScratch. The reader spawns no thread.
+/// An NdArrayReader is immutable after Open: any number of threads may read at once, each with
+/// its own BoxReadScratch. The reader spawns no thread.
 
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +24,7 @@
 
 #include "codec/b2nd_meta.h"
 #include "codec/block_decoder.h"
+#include "codec/box_plan.h"
 #include "codec/frame_reader.h"
 #include "common/result.h"
 #include "common/strided_view.h"
@@ -30,28 +34,10 @@ namespace patchfeed::codec {
 /// A strided N-d destination: the codec's name for common's StridedView.
 using NdView = StridedView;
 
-/// Half-open box [start, stop) per dimension, in array coordinates; may cross the border.
-struct Box {
-  std::vector<int64_t> start;
-  std::vector<int64_t> stop;
-};
-
-/// The extents of `box` (stop - start per dimension), checked as untrusted input: as many
-/// stops as starts, no negative extent, no overflow, and at most `max_bytes` bytes of
-/// `itemsize`-byte items. kInvalidArgument says which rule failed.
-Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
-                                        int64_t max_bytes = INT64_MAX);
-
-/// Which blocks of a box a reader needs: `wants(context, lo, hi)` gets a block's box [lo, hi)
-/// in array coordinates (all dimensions). No function: every block.
-struct BlockFilter {
-  bool (*wants)(const void* context, const int64_t* lo, const int64_t* hi) = nullptr;
-  const void* context = nullptr;
-};
-
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
   BlockDecoder decoder;
+  BoxPlan plan;                        ///< ReadBox's plan
   ChunkHeader header;                  ///< the header of the chunk being read
   std::vector<std::byte> chunk;        ///< chunks read with pread, synthesized special chunks
   std::vector<int32_t> wanted_blocks;  ///< the blocks of the chunk being read
@@ -83,10 +69,20 @@ class NdArrayReader {
   /// Convenience: the box in C order in a new vector.
   Result<std::vector<std::byte>> ReadBox(const Box& box, std::span<const std::byte> pad_item) const;
 
+  /// Reads one piece of `plan` (PlanBox over this array's geometry) into `dst`, the destination
+  /// of the whole planned box (its shape is plan.shape()): the piece's chunk, only its blocks
+  /// (only their bytes with pread), or its pad region. Pieces are disjoint: threads may read
+  /// different pieces into one `dst` at once, each with its own scratch. Errors name the file,
+  /// the chunk and the block; kInvalidArgument when plan, piece, `dst` or `pad_item` do not
+  /// fit this array.
+  Status ReadPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                   std::span<const std::byte> pad_item, BoxReadScratch& scratch) const;
+
  private:
-  Status ReadChunkPart(int64_t chunk_index, const int64_t* lo, const int64_t* hi, const Box& box,
-                       const NdView& dst, std::span<const std::byte> pad_item,
-                       const BlockFilter& filter, BoxReadScratch& scratch) const;
+  Status CheckDestination(const BoxPlan& plan, const NdView& dst,
+                          std::span<const std::byte> pad_item) const;
+  Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                        std::span<const std::byte> pad_item, BoxReadScratch& scratch) const;
 
   FrameReader frame_;
   B2ndMeta meta_;

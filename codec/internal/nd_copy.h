@@ -16,16 +16,15 @@
 #include <vector>
 
 #include "codec/b2nd_meta.h"
-#include "codec/nd_reader.h"
+#include "codec/box_plan.h"
 #include "codec/shuffle.h"
 #include "common/status.h"
+#include "common/strided_view.h"
 
 namespace patchfeed::internal_codec {
 
-using codec::kMaxDims;
-using codec::NdView;
-
-using Index = std::array<int64_t, kMaxDims>;
+using Index = codec::NdIndex;
+using NdView = StridedView;
 
 // Calls f(idx) for every index tuple in [lo, hi) over `n` dimensions, last dimension fastest.
 // With n == 0 it calls f once (a scalar).

@@ -107,21 +107,14 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
     const OutputArray& out = parts_.outputs[o];
     SampleRead read = MakeSampleRead(sample, o, out.channels, spec, offset, extent);
     if (direct && (o == 0 || !parts_.regions)) {
-      const ArrayView& view = parts_.ring.views(round.slot())[o];
-      read.base = view.data + sample * view.byte_strides[0];
-      read.strides.assign({view.byte_strides[1]});
-      read.strides.insert(read.strides.end(), lead, 0);  // one voxel: any stride
-      read.strides.insert(read.strides.end(), view.byte_strides.begin() + 2,
-                          view.byte_strides.end());
+      // The sample's part of the slot; the slab's axis of one voxel takes any stride.
+      const StridedView slot = parts_.ring.views(round.slot())[o].Slice(sample);
+      read.dst.data = slot.data;
+      read.dst.byte_strides = slot.byte_strides;
+      read.dst.byte_strides.insert(read.dst.byte_strides.begin() + 1, lead, 0);
     } else {
       // Staging is C-contiguous (channels, [1,] *window); its address is the worker's.
-      read.strides.resize(lead + dims + 1);
-      int64_t stride = out.itemsize;
-      for (size_t d = lead + dims; d-- > 0;) {
-        read.strides[d + 1] = stride;
-        stride *= extent[d];
-      }
-      read.strides[0] = stride;
+      read.dst = StridedView::Contiguous(nullptr, std::move(read.dst.shape), out.itemsize);
     }
     round.AddRead(std::move(read));
   }
@@ -172,14 +165,12 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   std::vector<StridedView> read_into(parts_.outputs.size());
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const SampleRead& read = round.reads()[task.first_read + o];
-    std::vector<int64_t> extents(read.box.start.size());
-    int64_t items = 1;
-    for (size_t d = 0; d < extents.size(); ++d) {
-      extents[d] = read.box.stop[d] - read.box.start[d];
-      items *= extents[d];
-    }
-    read_into[o] = StridedView{read.base, std::move(extents), read.strides};
+    read_into[o] = read.dst;
     if (read_into[o].data == nullptr) {
+      int64_t items = 1;
+      for (const int64_t e : read.dst.shape) {
+        items *= e;
+      }
       if (o == 0) {
         staging.image.resize(static_cast<size_t>(items));
         read_into[o].data = reinterpret_cast<std::byte*>(staging.image.data());

@@ -103,20 +103,17 @@ Status BatchProducer::RunRound(ReadRound& round, const std::vector<int64_t>& sam
   // Isolated: while waiting, this thread runs only this batch's reads, never another
   // producer (which would nest a second wait, and a second batch, on its stack).
   tbb::this_task_arena::isolate([&] {
-    for (const CellRun& run : round.spawned) {
-      RunTask(group, done, [this, r = &round, run = &run] {
-        reader_.ReadCells(*r, *run->read,
-                          std::span(run->read->cells).subspan(run->begin, run->end - run->begin));
-      });
+    for (const ReadTask& task : round.spawned) {
+      RunTask(group, done,
+              [this, r = &round, t = &task] { reader_.ReadRun(*r, *t->read, t->run); });
     }
     for (size_t k = 0; k < spawned_augmented; ++k) {
       RunTask(group, done, [this, r = &round, task = &round.augmented[k], spec = &specs] {
         augmented_->Run(*r, *task, (*spec)[static_cast<size_t>(task->sample)]);
       });
     }
-    for (const CellRun& run : round.inlined) {
-      reader_.ReadCells(round, *run.read,
-                        std::span(run.read->cells).subspan(run.begin, run.end - run.begin));
+    for (const ReadTask& task : round.inlined) {
+      reader_.ReadRun(round, *task.read, task.run);
     }
     for (size_t k = spawned_augmented; k < round.augmented.size(); ++k) {
       const AugmentedTask& task = round.augmented[k];
@@ -136,33 +133,28 @@ void BatchProducer::PlanPlain(ReadRound& round, int64_t sample, const SampleSpec
   const int64_t min_task_bytes = parts_.config.min_task_bytes;
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
-    const ArrayView& view = parts_.ring.views(round.slot())[o];
-    const codec::NdGeometry& geometry = parts_.probe(spec.case_index, o).geometry;
     SampleRead read = MakeSampleRead(sample, o, out.channels, spec, {}, patch);
+    read.dst = parts_.ring.views(round.slot())[o].Slice(sample);
+    const Status planned =
+        codec::PlanBox(parts_.probe(spec.case_index, o).geometry, read.box, {}, &read.plan);
+    const SampleRead* added = round.AddRead(std::move(read));
+    if (!planned.ok()) {
+      reader_.Fail(round, *added, nullptr, planned);
+      continue;
+    }
     int64_t bytes = out.channels * out.itemsize;
     for (const int64_t p : patch) {
       bytes *= p;
     }
-    read.base = view.data + sample * view.byte_strides[0];
-    read.strides.assign(view.byte_strides.begin() + 1, view.byte_strides.end());
-    read.cells = SplitBoxAtChunks(read.box, geometry, read.strides);
-    const bool inline_read = round.on_consumer() || bytes < min_task_bytes;
-    if (!inline_read) {
-      // Large chunk cells become slabs of a few blocks, so tasks stay small enough to balance
-      // (with pread each slab reads only its blocks' bytes, plus the chunk's header and
-      // offsets).
-      read.cells =
-          SplitCellsAtBlocks(std::move(read.cells), geometry, read.strides, min_task_bytes);
-    }
-    const SampleRead* added = round.AddRead(std::move(read));
-    if (inline_read) {
-      round.inlined.push_back({added, 0, added->cells.size()});
+    if (round.on_consumer() || bytes < min_task_bytes) {
+      round.inlined.push_back({added, WholePlan(added->plan)});
       continue;
     }
-    size_t begin = 0;
-    for (const size_t end : GroupCells(added->cells, min_task_bytes)) {
-      round.spawned.push_back({added, begin, end});
-      begin = end;
+    // Large chunk pieces become runs of a few block rows, so tasks stay small enough to
+    // balance (with pread each reads only its blocks' bytes, plus the chunk's header and
+    // offsets).
+    for (const PieceRun& run : GroupPieces(added->plan, min_task_bytes)) {
+      round.spawned.push_back({added, run});
     }
   }
 }

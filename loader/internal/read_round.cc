@@ -15,10 +15,12 @@ SampleRead MakeSampleRead(int64_t sample, size_t output, int64_t channels, const
   read.case_index = spec.case_index;
   read.box.start.push_back(0);
   read.box.stop.push_back(channels);
+  read.dst.shape.push_back(channels);
   for (size_t d = 0; d < extent.size(); ++d) {
     const int64_t start = spec.box_start[d] + (offset.empty() ? 0 : offset[d]);
     read.box.start.push_back(start);
     read.box.stop.push_back(start + extent[d]);
+    read.dst.shape.push_back(extent[d]);
   }
   return read;
 }

@@ -7,7 +7,7 @@
 /// the batch producer planned and the state its tasks share while they run.
 ///
 /// A round holds one SampleRead per (sample, output array) and the tasks made of them: runs of
-/// cells of plain reads, and augmented samples (a read followed by nnU-Net's pipeline). Tasks
+/// pieces of plain reads, and augmented samples (a read followed by nnU-Net's pipeline). Tasks
 /// record the first error of each sample; under ErrorPolicy::kFail the first error cancels the
 /// round. The plan is written before any task starts and read-only after; errors are under a
 /// mutex.
@@ -22,9 +22,10 @@
 #include <oneapi/tbb/task_group.h>
 
 #include "augment/nnunet_pipeline.h"
-#include "codec/nd_reader.h"
+#include "codec/box_plan.h"
 #include "common/status.h"
-#include "loader/internal/read_plan.h"
+#include "common/strided_view.h"
+#include "loader/internal/read_tasks.h"
 #include "loader/internal/slot_scheduler.h"
 #include "loader/sampler.h"
 
@@ -35,23 +36,23 @@ struct SampleRead {
   int64_t sample = 0;
   size_t output = 0;
   int64_t case_index = 0;
-  codec::Box box;                ///< (channels, *patch) in the array's coordinates
-  std::byte* base = nullptr;     ///< the sample's origin in the slot; null: staging
-  std::vector<int64_t> strides;  ///< the destination's byte strides
-  std::vector<ReadCell> cells;   ///< plain reads: the box cut for tasks
+  codec::Box box;  ///< (channels, *patch) in the array's coordinates
+  /// Where the box lands, of the box's shape: the sample's part of the slot, or (data null)
+  /// staging, which belongs to the worker that runs the read.
+  StridedView dst;
+  codec::BoxPlan plan;  ///< plain reads: the codec's plan of the box, cut into tasks
 };
 
 /// The read of output array `output` (of `channels` channels) for sample `sample`, drawn as
-/// `spec`: all channels, and the spatial box [corner + offset, corner + offset + extent). No
-/// destination yet.
+/// `spec`: all channels, and the spatial box [corner + offset, corner + offset + extent). The
+/// destination has the box's shape, but no memory or strides yet.
 SampleRead MakeSampleRead(int64_t sample, size_t output, int64_t channels, const SampleSpec& spec,
                           std::span<const int64_t> offset, std::span<const int64_t> extent);
 
-/// Cells [begin, end) of one plain read: one task's work.
-struct CellRun {
+/// Part of one plain read: one task's work.
+struct ReadTask {
   const SampleRead* read = nullptr;
-  size_t begin = 0;
-  size_t end = 0;
+  PieceRun run;
 };
 
 /// An augmented sample: its draws, the window of its crop it reads, and its reads (the image
@@ -81,8 +82,8 @@ class ReadRound {
   /// Adds a read; the returned pointer stays valid (the storage is reserved up front).
   SampleRead* AddRead(SampleRead read);
   const std::vector<SampleRead>& reads() const { return reads_; }
-  std::vector<CellRun> spawned;  ///< plain reads run as tasks
-  std::vector<CellRun> inlined;  ///< plain reads the producer runs itself
+  std::vector<ReadTask> spawned;  ///< plain reads run as tasks
+  std::vector<ReadTask> inlined;  ///< plain reads the producer runs itself
   std::vector<AugmentedTask> augmented;
 
   /// Whether a task should stop: a read failed under kFail, or the batch's group (Seek,

@@ -1,84 +1,89 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "loader/internal/sample_reader.h"
 
+#include <optional>
 #include <string>
 #include <utility>
+
+#include "common/str_cat.h"
 
 namespace patchfeed::loader::internal_loader {
 
 template <typename ReadFn>
-bool SampleReader::WithArray(ReadRound& round, const SampleRead& read, const ReadCell* first_cell,
-                             ReadFn&& read_fn) {
+bool SampleReader::WithArray(ReadRound& round, const SampleRead& read,
+                             const codec::BoxPiece* first_piece, ReadFn&& read_fn) {
   if (round.cancelled()) {
     return false;
   }
   const OutputArray& out = parts_.outputs[read.output];
   auto reader = parts_.files->Get(read.case_index, out.dataset_array);
   if (!reader.ok()) {
-    Fail(round, read, first_cell, reader.status());
+    Fail(round, read, first_piece, reader.status());
     return false;
   }
   codec::BoxReadScratch& scratch = scratch_.local();
   const int64_t read_before = scratch.decoder.compressed_bytes_read();
   const int64_t decoded_before = scratch.decoder.bytes_decoded();
-  const ReadCell* failed_cell = nullptr;
-  const Status status = read_fn(**reader, scratch, &failed_cell);
+  std::optional<codec::BoxPiece> failed_piece;
+  const Status status = read_fn(**reader, scratch, &failed_piece);
   MetricsCounters::Add(counters_->bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
   MetricsCounters::Add(counters_->bytes_read,
                        scratch.decoder.compressed_bytes_read() - read_before);
   if (!status.ok()) {
-    Fail(round, read, failed_cell, status);
+    Fail(round, read, failed_piece ? &*failed_piece : nullptr, status);
     return false;
   }
   return true;
 }
 
-bool SampleReader::ReadCells(ReadRound& round, const SampleRead& read,
-                             std::span<const ReadCell> cells) {
+bool SampleReader::ReadRun(ReadRound& round, const SampleRead& read, const PieceRun& run) {
+  if (run.begin >= run.end) {
+    return true;
+  }
   const OutputArray& out = parts_.outputs[read.output];
-  return WithArray(
-      round, read, cells.empty() ? nullptr : &cells.front(),
-      [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch,
-          const ReadCell** failed) -> Status {
-        for (const ReadCell& cell : cells) {
-          if (round.cancelled()) {
-            break;
-          }
-          const codec::NdView dst{read.base + cell.dst_offset, cell.shape, read.strides};
-          Status st = array.ReadBox(cell.box, dst, out.pad_item, scratch);
-          if (!st.ok()) {
-            *failed = &cell;
-            return st;
-          }
-        }
-        return Status::Ok();
-      });
+  const codec::BoxPiece first = run.Piece(read.plan, run.begin);
+  return WithArray(round, read, &first,
+                   [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch,
+                       std::optional<codec::BoxPiece>* failed) -> Status {
+                     for (int64_t i = run.begin; i < run.end && !round.cancelled(); ++i) {
+                       const codec::BoxPiece piece = run.Piece(read.plan, i);
+                       Status st = array.ReadPiece(read.plan, piece, read.dst, out.pad_item,
+                                                   scratch);
+                       if (!st.ok()) {
+                         *failed = piece;
+                         return st;
+                       }
+                     }
+                     return Status::Ok();
+                   });
 }
 
-bool SampleReader::ReadBox(ReadRound& round, const SampleRead& read, const codec::NdView& dst,
+bool SampleReader::ReadBox(ReadRound& round, const SampleRead& read, const StridedView& dst,
                            const codec::BlockFilter& filter) {
   const OutputArray& out = parts_.outputs[read.output];
-  return WithArray(
-      round, read, nullptr,
-      [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch, const ReadCell**) {
-        return array.ReadBox(read.box, dst, out.pad_item, scratch, filter);
-      });
+  return WithArray(round, read, nullptr,
+                   [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch,
+                       std::optional<codec::BoxPiece>*) {
+                     return array.ReadBox(read.box, dst, out.pad_item, scratch, filter);
+                   });
 }
 
-void SampleReader::Fail(ReadRound& round, const SampleRead& read, const ReadCell* cell,
+void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::BoxPiece* piece,
                         const Status& status) const {
   MetricsCounters::Add(counters_->read_errors, 1);
   const Dataset& ds = parts_.config.dataset;
   const OutputArray& out = parts_.outputs[read.output];
-  std::string context = "epoch " + std::to_string(round.batch().epoch) + ", batch " +
-                        std::to_string(round.batch().batch) + ", sample " +
-                        std::to_string(read.sample) + ": case '" + ds.case_id(read.case_index) +
-                        "' (#" + std::to_string(read.case_index) + "), array '" + out.name +
-                        "', file " + ds.path(read.case_index, out.dataset_array) + ", patch box " +
-                        BoxToString(read.box);
-  if (cell != nullptr) {
-    context += cell->chunk >= 0 ? ", chunk " + std::to_string(cell->chunk) : ", no chunk";
-    context += " (part " + BoxToString(cell->box) + ")";
+  std::string context =
+      StrCat("epoch ", round.batch().epoch, ", batch ", round.batch().batch, ", sample ",
+             read.sample, ": case '", ds.case_id(read.case_index), "' (#", read.case_index,
+             "), array '", out.name, "', file ", ds.path(read.case_index, out.dataset_array),
+             ", patch box ", codec::BoxToString(read.box));
+  if (piece != nullptr) {
+    context += piece->chunk >= 0 ? StrCat(", chunk ", piece->chunk) : ", no chunk";
+    context += StrCat(" (part ",
+                      codec::RegionToString(static_cast<int>(read.box.start.size()), piece->lo,
+                                            piece->hi),
+                      ")");
   }
   round.Fail(read.sample, status.WithContext(context));
 }

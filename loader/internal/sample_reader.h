@@ -8,8 +8,6 @@
 /// added to the metrics, and a failure recorded in the round with where it happened (epoch,
 /// batch, sample, case, array, file, patch box, chunk). Thread-safe: scratch is per worker.
 
-#include <span>
-
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
 #include "codec/nd_reader.h"
@@ -24,24 +22,25 @@ class SampleReader {
   SampleReader(const LoaderParts& parts, MetricsCounters* counters)
       : parts_(parts), counters_(counters) {}
 
-  /// Reads `cells` of `read` into the slot at read.base; false after recording an error (the
-  /// cells after a failed one are not read) or when the round was cancelled.
-  bool ReadCells(ReadRound& round, const SampleRead& read, std::span<const ReadCell> cells);
+  /// Reads the pieces of read.plan in `run` into read.dst; false after recording an error (the
+  /// pieces after a failed one are not read) or when the round was cancelled.
+  bool ReadRun(ReadRound& round, const SampleRead& read, const PieceRun& run);
 
-  /// Reads read.box into `dst`, skipping the blocks `filter` declines; false after recording
-  /// an error.
-  bool ReadBox(ReadRound& round, const SampleRead& read, const codec::NdView& dst,
+  /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
+  /// `filter` declines; false after recording an error.
+  bool ReadBox(ReadRound& round, const SampleRead& read, const StridedView& dst,
                const codec::BlockFilter& filter);
 
-  /// Records `status` as the sample's error, with the context of `read` (and `cell`, if any).
-  void Fail(ReadRound& round, const SampleRead& read, const ReadCell* cell,
+  /// Records `status` as the sample's error, with the context of `read` (and of the piece it
+  /// was reading, if any: its chunk and its part of the box).
+  void Fail(ReadRound& round, const SampleRead& read, const codec::BoxPiece* piece,
             const Status& status) const;
 
  private:
-  // Opens the array of `read` (a failure is reported at `first_cell`), runs
-  // read_fn(reader, scratch, &failed_cell) and counts the decoder's bytes.
+  // Opens the array of `read` (a failure is reported at `first_piece`), runs
+  // read_fn(reader, scratch, &failed_piece) and counts the decoder's bytes.
   template <typename ReadFn>
-  bool WithArray(ReadRound& round, const SampleRead& read, const ReadCell* first_cell,
+  bool WithArray(ReadRound& round, const SampleRead& read, const codec::BoxPiece* first_piece,
                  ReadFn&& read_fn);
 
   const LoaderParts& parts_;
