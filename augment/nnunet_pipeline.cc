@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::augment {
 namespace {
 
@@ -33,12 +35,12 @@ CounterRng StreamFor(StreamId id, Stream s) {
 template <typename T>
 Result<SampleView<T>> As2D(const SampleView<T>& v, const char* what) {
   if (v.spatial_dims != 3) {
-    return InvalidArgumentError(std::string("nnU-Net augmentation, dummy 2D: the ") + what +
-                                " must have 3 spatial dims");
+    return InvalidArgumentError(
+        StrCat("nnU-Net augmentation, dummy 2D: the ", what, " must have 3 spatial dims"));
   }
   if (v.channels > 1 && v.channel_stride != v.shape[0] * v.strides[0]) {
-    return InvalidArgumentError(std::string("nnU-Net augmentation, dummy 2D: the ") + what +
-                                "'s channels must lie Z slices apart");
+    return InvalidArgumentError(StrCat("nnU-Net augmentation, dummy 2D: the ", what,
+                                       "'s channels must lie Z slices apart"));
   }
   SampleView<T> r;
   r.data = v.data;
@@ -66,6 +68,15 @@ Status CopySample(SampleView<const T> in, SampleView<T> out) {
     }
   }
   return Status::Ok();
+}
+
+// A double as Python prints a float ("5.0", "0.25", "inf"): these values come from Python
+// users, and StrCat alone would print 5.0 as "5".
+std::string PythonFloat(double v) {
+  std::string s = StrCat(v);
+  if (s.find_first_not_of("-0123456789") == std::string::npos)
+    s += ".0";
+  return s;
 }
 
 }  // namespace
@@ -109,15 +120,14 @@ Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& c) {
       {"p_gamma", c.gamma.p_apply}};
   for (const auto& [name, value] : probabilities) {
     if (!(value >= 0 && value <= 1)) {
-      return InvalidArgumentError(std::string("augmentation: ") + name + " = " +
-                                  std::to_string(value) + " is not a probability in [0, 1]");
+      return InvalidArgumentError(StrCat("augmentation: ", name, " = ", PythonFloat(value),
+                                         " is not a probability in [0, 1]"));
     }
   }
   const auto check_range = [](const char* name, const ScalarRange& r) -> Status {
     if (!std::isfinite(r.lo) || !std::isfinite(r.hi) || r.lo > r.hi) {
-      return InvalidArgumentError(std::string("augmentation: the ") + name + " range [" +
-                                  std::to_string(r.lo) + ", " + std::to_string(r.hi) +
-                                  "] must be finite and ordered");
+      return InvalidArgumentError(StrCat("augmentation: the ", name, " range [", PythonFloat(r.lo),
+                                         ", ", PythonFloat(r.hi), "] must be finite and ordered"));
     }
     return Status::Ok();
   };
@@ -189,9 +199,9 @@ Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugment
   PATCHFEED_ASSIGN_OR_RETURN(auto image_in2, As2D(image_crop, "image crop"));
   PATCHFEED_ASSIGN_OR_RETURN(auto image_out2, As2D(image_out, "image output"));
   if (image_crop.shape[0] != image_out.shape[0]) {
-    return InvalidArgumentError("nnU-Net augmentation, dummy 2D: the crop's axis 0 (" +
-                                std::to_string(image_crop.shape[0]) + ") must equal the patch's (" +
-                                std::to_string(image_out.shape[0]) + ")");
+    return InvalidArgumentError(StrCat("nnU-Net augmentation, dummy 2D: the crop's axis 0 (",
+                                       image_crop.shape[0], ") must equal the patch's (",
+                                       image_out.shape[0], ")"));
   }
   SampleView<const int16_t> seg_in2 = seg_crop;
   SampleView<int16_t> seg_out2 = seg_out;

@@ -8,6 +8,7 @@
 
 #include "codec/internal/msgpack_put.h"
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -77,8 +78,7 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   PATCHFEED_ASSIGN_OR_RETURN(const uint8_t version, r.Byte());
   PATCHFEED_ASSIGN_OR_RETURN(const uint8_t ndim, r.Byte());
   if (version > 0x7F || ndim > kMaxDims) {
-    return DataLossError("b2nd metalayer: ndim " + std::to_string(ndim) + " exceeds " +
-                         std::to_string(kMaxDims));
+    return DataLossError(StrCat("b2nd metalayer: ndim ", ndim, " exceeds ", kMaxDims));
   }
   m.version = version;
   for (int pass = 0; pass < 3; ++pass) {
@@ -98,8 +98,8 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
   if (fields >= 7 && !r.done()) {
     PATCHFEED_ASSIGN_OR_RETURN(const uint8_t format, r.Byte());
     if (format != 0) {
-      return UnimplementedError("b2nd dtype format " + std::to_string(format) +
-                                " (only NumPy dtype strings are known)");
+      return UnimplementedError(
+          StrCat("b2nd dtype format ", format, " (only NumPy dtype strings are known)"));
     }
     PATCHFEED_ASSIGN_OR_RETURN(m.dtype, r.Str32());
     if (m.dtype.empty()) {
@@ -114,9 +114,8 @@ Result<B2ndMeta> ParseB2ndMeta(std::span<const std::byte> content) {
     if (m.shape[i] == 0)
       continue;  // an empty array; chunks and blocks are irrelevant
     if (m.chunkshape[i] <= 0 || m.blockshape[i] <= 0 || m.blockshape[i] > m.chunkshape[i]) {
-      return DataLossError("b2nd metalayer: dimension " + std::to_string(d) + " has chunk " +
-                           std::to_string(m.chunkshape[i]) + " and block " +
-                           std::to_string(m.blockshape[i]));
+      return DataLossError(StrCat("b2nd metalayer: dimension ", d, " has chunk ", m.chunkshape[i],
+                                  " and block ", m.blockshape[i]));
     }
   }
   return m;
@@ -167,8 +166,7 @@ Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t 
     return item;
   const char kind = dtype.size() >= 2 ? dtype[1] : '?';
   const auto fail = [&]() {
-    return InvalidArgumentError("cannot represent " + std::to_string(value) + " as dtype '" +
-                                dtype + "'");
+    return InvalidArgumentError(StrCat("cannot represent ", value, " as dtype '", dtype, "'"));
   };
   uint64_t bits = 0;
   if (kind == 'f' && itemsize == 4) {
@@ -208,7 +206,7 @@ Result<NdGeometry> NdGeometry::Make(const B2ndMeta& meta, int64_t itemsize) {
   g.ndim = meta.ndim();
   g.itemsize = itemsize;
   if (itemsize <= 0)
-    return DataLossError("b2nd array with item size " + std::to_string(itemsize));
+    return DataLossError(StrCat("b2nd array with item size ", itemsize));
   g.nchunks = 1;
   g.chunk_nitems = 1;
   g.block_nitems = 1;

@@ -11,11 +11,12 @@
 #include "codec/filters.h"
 #include "codec/shuffle.h"
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
 
-std::string BlockContext(int32_t index) { return "block " + std::to_string(index); }
+std::string BlockContext(int32_t index) { return StrCat("block ", index); }
 
 // One step of the backward filter pipeline. Shuffles move data between buffers; the rest work
 // in place.
@@ -137,14 +138,14 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
   for (int32_t s = 0; s < nstreams; ++s) {
     std::byte* out = dst + static_cast<size_t>(s) * ne;
     if (pos + 4 > end) {
-      return DataLossError("stream " + std::to_string(s) + ": size word runs past the block's " +
-                           std::to_string(end) + " bytes");
+      return DataLossError(
+          StrCat("stream ", s, ": size word runs past the block's ", end, " bytes"));
     }
     const int32_t csize = LoadLE<int32_t>(base + pos);
     pos += 4;
     if (csize <= 0 && h.is_blosc1_format()) [[unlikely]] {
-      return DataLossError("stream " + std::to_string(s) + ": size " + std::to_string(csize) +
-                           " announces a run, but c-blosc 1.x has no runs");
+      return DataLossError(
+          StrCat("stream ", s, ": size ", csize, " announces a run, but c-blosc 1.x has no runs"));
     }
     if (csize == 0) {  // a run of zeros
       std::memset(out, 0, ne);
@@ -152,20 +153,20 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
     }
     if (csize < 0) {  // a run of one non-zero byte, announced by a token
       if (pos + 1 > end)
-        return DataLossError("stream " + std::to_string(s) + ": no token");
+        return DataLossError(StrCat("stream ", s, ": no token"));
       const auto token = static_cast<uint8_t>(base[pos]);
       pos += 1;
       if ((token & 0x1) == 0 || csize < -255) {
-        return DataLossError("stream " + std::to_string(s) + ": invalid run token " +
-                             std::to_string(token) + " with size " + std::to_string(csize));
+        return DataLossError(
+            StrCat("stream ", s, ": invalid run token ", token, " with size ", csize));
       }
       std::memset(out, -csize, ne);
       continue;
     }
     if (static_cast<size_t>(csize) > ne || pos + csize > end) {
-      return DataLossError("stream " + std::to_string(s) + ": " + std::to_string(csize) +
-                           " compressed bytes exceed the stream's " + std::to_string(ne) +
-                           " bytes or the block's end");
+      return DataLossError(StrCat("stream ", s, ": ", csize,
+                                  " compressed bytes exceed the stream's ", ne,
+                                  " bytes or the block's end"));
     }
     const std::span<const std::byte> src(base + pos, static_cast<size_t>(csize));
     pos += csize;
@@ -175,13 +176,14 @@ Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const Chunk
     }
     Status st = streams_.Decode(h.format, src, std::span<std::byte>(out, ne), dict);
     if (!st.ok()) [[unlikely]]
-      return st.WithContext("stream " + std::to_string(s));
+      return st.WithContext(StrCat("stream ", s));
   }
   // The streams fill the block's bytes exactly; a shorter walk means a block start was moved.
   if (pos != end) [[unlikely]] {
-    return DataLossError("the streams end " + std::to_string(end - pos) +
-                         " bytes before the block's end (the next block's start or the chunk's "
-                         "end)");
+    return DataLossError(
+        StrCat("the streams end ", end - pos,
+               " bytes before the block's end (the next block's start or the chunk's "
+               "end)"));
   }
   compressed_bytes_read_ += pos;
   bytes_decoded_ += static_cast<int64_t>(ne * static_cast<size_t>(nstreams));
@@ -243,13 +245,11 @@ Status BlockDecoder::DecodeBlockWithRef(std::span<const std::byte> chunk, const 
 Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHeader& h,
                                  int32_t index, std::span<std::byte> out) {
   if (index < 0 || index >= h.nblocks) {
-    return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
-                                std::to_string(h.nblocks) + ")");
+    return InvalidArgumentError(StrCat("block index ", index, " is outside [0, ", h.nblocks, ")"));
   }
   if (out.size() != static_cast<size_t>(h.block_nbytes(index))) {
-    return InvalidArgumentError("output of " + std::to_string(out.size()) + " bytes for " +
-                                BlockContext(index) + " of " +
-                                std::to_string(h.block_nbytes(index)) + " bytes");
+    return InvalidArgumentError(StrCat("output of ", out.size(), " bytes for ", BlockContext(index),
+                                       " of ", h.block_nbytes(index), " bytes"));
   }
   const std::byte* block0 = nullptr;
   if (index > 0 && h.is_regular() && h.has_filter(Filter::kDelta)) {
@@ -257,7 +257,7 @@ Status BlockDecoder::DecodeBlock(std::span<const std::byte> chunk, const ChunkHe
     std::byte* ref = Scratch(block0_, b0);
     Status st = DecodeBlockWithRef(chunk, h, 0, std::span<std::byte>(ref, b0), nullptr);
     if (!st.ok())
-      return st.WithContext(BlockContext(0) + " (DELTA reference)");
+      return st.WithContext(StrCat(BlockContext(0), " (DELTA reference)"));
     block0 = ref;
   }
   Status st = DecodeBlockWithRef(chunk, h, index, out, block0);
@@ -270,8 +270,7 @@ Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std
                                                              const ChunkHeader& h, int32_t index,
                                                              int32_t itemsize) {
   if (index < 0 || index >= h.nblocks) {
-    return InvalidArgumentError("block index " + std::to_string(index) + " is outside [0, " +
-                                std::to_string(h.nblocks) + ")");
+    return InvalidArgumentError(StrCat("block index ", index, " is outside [0, ", h.nblocks, ")"));
   }
   const size_t size = static_cast<size_t>(h.block_nbytes(index));
   const auto isize = static_cast<size_t>(itemsize);
@@ -300,8 +299,8 @@ Result<PartlyDecodedBlock> BlockDecoder::DecodeBlockForItems(std::span<const std
 Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std::byte> out) {
   PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
   if (out.size() < static_cast<size_t>(h.nbytes)) {
-    return InvalidArgumentError("output of " + std::to_string(out.size()) +
-                                " bytes is smaller than the chunk's " + std::to_string(h.nbytes));
+    return InvalidArgumentError(
+        StrCat("output of ", out.size(), " bytes is smaller than the chunk's ", h.nbytes));
   }
   if (h.nbytes == 0)
     return Status::Ok();
@@ -330,8 +329,8 @@ Status BlockDecoder::DecodeChunk(std::span<const std::byte> chunk, std::span<std
 Result<int32_t> DecompressedSize(std::span<const std::byte> chunk, int64_t max_nbytes) {
   PATCHFEED_ASSIGN_OR_RETURN(const ChunkHeader h, ParseChunkHeader(chunk));
   if (h.nbytes > max_nbytes) {
-    return ResourceExhaustedError("the chunk decompresses to " + std::to_string(h.nbytes) +
-                                  " bytes, more than the limit of " + std::to_string(max_nbytes));
+    return ResourceExhaustedError(StrCat("the chunk decompresses to ", h.nbytes,
+                                         " bytes, more than the limit of ", max_nbytes));
   }
   return h.nbytes;
 }

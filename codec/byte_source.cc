@@ -11,6 +11,7 @@
 #include <string>
 
 #include "codec/mapping_fault_guard.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -24,9 +25,8 @@ Status ErrnoStatus(const std::string& name, const char* what) {
 }
 
 Status RangeError(const std::string& name, uint64_t offset, size_t length, uint64_t size) {
-  return DataLossError(name + ": bytes [" + std::to_string(offset) + ", " +
-                       std::to_string(offset + length) + ") lie past the end of the " +
-                       std::to_string(size) + "-byte file (truncated?)");
+  return DataLossError(StrCat(name, ": bytes [", offset, ", ", offset + length,
+                              ") lie past the end of the ", size, "-byte file (truncated?)"));
 }
 
 bool InRange(uint64_t offset, size_t length, uint64_t size) {
@@ -81,9 +81,10 @@ class FileSource final : public ByteSource {
 
   Status CheckMapping() const override {
     if (guard_ != nullptr && guard_->faulted()) [[unlikely]] {
-      return DataLossError(name_ +
-                           ": the file shrank while it was mapped (truncated or rewritten in "
-                           "place); what was read from it is discarded (reopen the file)");
+      return DataLossError(
+          StrCat(name_,
+                 ": the file shrank while it was mapped (truncated or rewritten in "
+                 "place); what was read from it is discarded (reopen the file)"));
     }
     return Status::Ok();
   }
@@ -144,7 +145,7 @@ Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mod
   }
   if (S_ISDIR(st.st_mode)) {
     close(fd);
-    return InvalidArgumentError(path + ": is a directory, not a file");
+    return InvalidArgumentError(StrCat(path, ": is a directory, not a file"));
   }
   const auto size = static_cast<uint64_t>(st.st_size);
   const std::byte* map = nullptr;

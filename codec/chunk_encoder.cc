@@ -10,6 +10,7 @@
 #include "codec/internal/chunk_flags.h"
 #include "codec/shuffle.h"
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -55,7 +56,7 @@ Status ValidateOptions(const EncodeOptions& o, size_t nbytes) {
   if (o.typesize < 1)
     return InvalidArgumentError("typesize must be at least 1");
   if (o.clevel < 0 || o.clevel > 9) {
-    return InvalidArgumentError("clevel " + std::to_string(o.clevel) + " is outside 0..9");
+    return InvalidArgumentError(StrCat("clevel ", o.clevel, " is outside 0..9"));
   }
   if (o.blocksize < 0)
     return InvalidArgumentError("blocksize must not be negative");
@@ -70,8 +71,8 @@ Status ValidateOptions(const EncodeOptions& o, size_t nbytes) {
       if (f == Filter::kNone)
         continue;
       if (f != Filter::kShuffle && f != Filter::kBitShuffle) {
-        return InvalidArgumentError("Blosc1 chunks support only shuffle or bitshuffle, not " +
-                                    FilterName(static_cast<uint8_t>(f)));
+        return InvalidArgumentError(StrCat("Blosc1 chunks support only shuffle or bitshuffle, not ",
+                                           FilterName(static_cast<uint8_t>(f))));
       }
       ++filters;
     }
@@ -278,7 +279,7 @@ Status ChunkEncoder::FilterBlock(const EncodeOptions& o, int32_t typesize,
         ByteDeltaEncode(meta != 0 ? meta : typesize, cur, next, size);
         break;
       default:
-        return InvalidArgumentError("cannot encode " + FilterName(static_cast<uint8_t>(f)));
+        return InvalidArgumentError(StrCat("cannot encode ", FilterName(static_cast<uint8_t>(f))));
     }
     cur = next;
   }

@@ -2,13 +2,14 @@
 #include "codec/chunk_format.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 #include <numeric>
 #include <string>
 
 #include "codec/internal/chunk_flags.h"
 #include "common/byte_order.h"
+#include "common/check.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -43,8 +44,8 @@ Status CheckFilters(const ChunkHeader& h) {
       case static_cast<uint8_t>(Filter::kByteDelta):
         break;
       default:
-        return UnimplementedError("filter slot " + std::to_string(slot) + " holds " +
-                                  FilterName(id) + ", which patchfeed does not decode");
+        return UnimplementedError(StrCat("filter slot ", slot, " holds ", FilterName(id),
+                                         ", which patchfeed does not decode"));
     }
   }
   return Status::Ok();
@@ -81,14 +82,14 @@ Status ResolveCodec(const std::byte* p, ChunkHeader& h) {
       // codecs only and writes built-in codecs with their own format code, so a built-in id
       // here is damage.
       if (udcodec <= static_cast<uint8_t>(Codec::kZstd)) {
-        return DataLossError("codec format 6 (a registered codec) names built-in codec " +
-                             std::to_string(udcodec) + ", which c-blosc2 refuses");
+        return DataLossError(StrCat("codec format 6 (a registered codec) names built-in codec ",
+                                    udcodec, ", which c-blosc2 refuses"));
       }
-      return UnimplementedError("codec id " + std::to_string(udcodec) +
-                                " (a registered or user codec) is not supported");
+      return UnimplementedError(
+          StrCat("codec id ", udcodec, " (a registered or user codec) is not supported"));
     default:
-      return UnimplementedError("codec format " + std::to_string(format) +
-                                " in the chunk flags is not supported");
+      return UnimplementedError(
+          StrCat("codec format ", format, " in the chunk flags is not supported"));
   }
 }
 
@@ -118,16 +119,16 @@ Status CheckSpecial(const ChunkHeader& h) {
     case SpecialValue::kNaN:
     case SpecialValue::kUninit:
       if (h.cbytes != kBlosc2HeaderSize) {
-        return DataLossError(name + " special chunk of " + std::to_string(h.cbytes) +
-                             " bytes: these chunks are the bare 32-byte header");
+        return DataLossError(StrCat(name, " special chunk of ", h.cbytes,
+                                    " bytes: these chunks are the bare 32-byte header"));
       }
       if (h.special == SpecialValue::kNaN && h.typesize != 4 && h.typesize != 8) {
-        return DataLossError("NaN special chunk with typesize " + std::to_string(h.typesize) +
-                             " (only 4 and 8 exist)");
+        return DataLossError(
+            StrCat("NaN special chunk with typesize ", h.typesize, " (only 4 and 8 exist)"));
       }
       if (h.special != SpecialValue::kZeros && h.nbytes % h.typesize != 0) {
-        return DataLossError(name + " special chunk: nbytes " + std::to_string(h.nbytes) +
-                             " is not a multiple of typesize " + std::to_string(h.typesize));
+        return DataLossError(StrCat(name, " special chunk: nbytes ", h.nbytes,
+                                    " is not a multiple of typesize ", h.typesize));
       }
       return Status::Ok();
     case SpecialValue::kRepeat: {
@@ -136,19 +137,19 @@ Status CheckSpecial(const ChunkHeader& h) {
         return DataLossError("repeated-value special chunk carries no value (cbytes 32)");
       }
       if (value_size > h.nbytes || value_size > kMaxBlockSize) {
-        return DataLossError("repeated value of " + std::to_string(value_size) +
-                             " bytes is larger than nbytes " + std::to_string(h.nbytes));
+        return DataLossError(
+            StrCat("repeated value of ", value_size, " bytes is larger than nbytes ", h.nbytes));
       }
       if (h.nbytes % value_size != 0) {
-        return DataLossError("repeated-value special chunk: nbytes " + std::to_string(h.nbytes) +
-                             " is not a multiple of the value size " + std::to_string(value_size));
+        return DataLossError(StrCat("repeated-value special chunk: nbytes ", h.nbytes,
+                                    " is not a multiple of the value size ", value_size));
       }
       return Status::Ok();
     }
     case SpecialValue::kNone:
       break;
   }
-  return DataLossError("reserved special value " + std::to_string(static_cast<int>(h.special)));
+  return DataLossError(StrCat("reserved special value ", static_cast<int>(h.special)));
 }
 
 // Which writer uses which format version (reference section 1.4): c-blosc 1.x writes 2 with
@@ -157,20 +158,21 @@ Status CheckSpecial(const ChunkHeader& h) {
 // future; decoding it by either library's rules would be a guess (c-blosc2 would apply its
 // own, c-blosc 1.x refuses all but 2).
 Status CheckVersion(uint8_t version, bool extended) {
-  const std::string v = std::to_string(version);
   if (version == 0)
     return DataLossError("chunk format version 0 is invalid");
   if (extended) {
     if (version <= 2) {
-      return DataLossError("chunk format version " + v +
-                           " with the 32-byte Blosc2 header (c-blosc 1.x writes 16 bytes)");
+      return DataLossError(StrCat("chunk format version ", version,
+                                  " with the 32-byte Blosc2 header (c-blosc 1.x writes 16 bytes)"));
     }
     if (version > 6) {
-      return UnimplementedError("chunk format version " + v + " (patchfeed reads 2 to 6)");
+      return UnimplementedError(
+          StrCat("chunk format version ", version, " (patchfeed reads 2 to 6)"));
     }
   } else if (version != 2 && version != 4 && version != 5) {
-    return UnimplementedError("chunk format version " + v +
-                              " with a 16-byte header (c-blosc 1.x writes 2, c-blosc2 4 or 5)");
+    return UnimplementedError(
+        StrCat("chunk format version ", version,
+               " with a 16-byte header (c-blosc 1.x writes 2, c-blosc2 4 or 5)"));
   }
   return Status::Ok();
 }
@@ -183,12 +185,12 @@ Status CheckBlosc1(const ChunkHeader& h) {
   if (h.flags & kFlagDelta)
     return DataLossError("flag 0x08 is reserved in c-blosc 1.x chunks");
   if (h.blocksize > h.nbytes) {
-    return DataLossError("blocksize " + std::to_string(h.blocksize) + " is larger than nbytes " +
-                         std::to_string(h.nbytes) + " (c-blosc 1.x never writes that)");
+    return DataLossError(StrCat("blocksize ", h.blocksize, " is larger than nbytes ", h.nbytes,
+                                " (c-blosc 1.x never writes that)"));
   }
   if (!h.memcpyed && h.versionlz != 1) {
-    return UnimplementedError("codec format version " + std::to_string(h.versionlz) +
-                              " (c-blosc 1.x knows only 1)");
+    return UnimplementedError(
+        StrCat("codec format version ", h.versionlz, " (c-blosc 1.x knows only 1)"));
   }
   return Status::Ok();
 }
@@ -205,19 +207,17 @@ Status CheckBlockStarts(const std::byte* p, ChunkHeader& h) {
   for (int32_t b = 0; b < h.nblocks; ++b) {
     const int32_t s = LoadLE<int32_t>(starts + 4 * b);
     if (s < h.data_start || s >= h.cbytes) {
-      return DataLossError("block " + std::to_string(b) + " starts at " + std::to_string(s) +
-                           ", outside the stream data [" + std::to_string(h.data_start) + ", " +
-                           std::to_string(h.cbytes) + ")");
+      return DataLossError(StrCat("block ", b, " starts at ", s, ", outside the stream data [",
+                                  h.data_start, ", ", h.cbytes, ")"));
     }
     increasing &= s > previous;
     previous = s;
     first = std::min(first, s);
   }
   if (h.nblocks > 0 && first != h.data_start) {
-    return DataLossError("the first block starts at " + std::to_string(first) +
-                         ", not right after the block offsets" +
-                         (h.has_dict ? " and dictionary" : "") + " at " +
-                         std::to_string(h.data_start));
+    return DataLossError(StrCat("the first block starts at ", first,
+                                ", not right after the block offsets",
+                                (h.has_dict ? " and dictionary" : ""), " at ", h.data_start));
   }
   if (increasing)
     return Status::Ok();
@@ -238,9 +238,8 @@ Status CheckBlockStarts(const std::byte* p, ChunkHeader& h) {
     const int32_t block = order[i];
     const int32_t next = i + 1 < n ? start_of(order[i + 1]) : h.cbytes;
     if (next == start_of(block)) {
-      return DataLossError("blocks " + std::to_string(block) + " and " +
-                           std::to_string(order[i + 1]) + " both start at " +
-                           std::to_string(next));
+      return DataLossError(
+          StrCat("blocks ", block, " and ", order[i + 1], " both start at ", next));
     }
     ends[static_cast<size_t>(block)] = next;
   }
@@ -272,8 +271,8 @@ Result<Codec> ParseCodecName(std::string_view name) {
     if (n == CodecName(c))
       return c;
   }
-  return InvalidArgumentError("unknown codec '" + std::string(name) +
-                              "' (expected blosclz, lz4, lz4hc, zlib or zstd)");
+  return InvalidArgumentError(
+      StrCat("unknown codec '", name, "' (expected blosclz, lz4, lz4hc, zlib or zstd)"));
 }
 
 CodecFormat FormatOf(Codec codec) {
@@ -314,7 +313,7 @@ std::string FilterName(uint8_t filter_id) {
     case 36:
       return "filter 36 (INT_TRUNC plugin)";
     default:
-      return "filter " + std::to_string(filter_id);
+      return StrCat("filter ", filter_id);
   }
 }
 
@@ -332,9 +331,9 @@ Result<Filter> ParseFilterName(std::string_view name) {
     return Filter::kTruncPrec;
   if (n == "bytedelta")
     return Filter::kByteDelta;
-  return InvalidArgumentError("unknown filter '" + std::string(name) +
-                              "' (expected none, shuffle, bitshuffle, delta, trunc_prec or "
-                              "bytedelta)");
+  return InvalidArgumentError(StrCat("unknown filter '", name,
+                                     "' (expected none, shuffle, bitshuffle, delta, trunc_prec or "
+                                     "bytedelta)"));
 }
 
 Result<SplitMode> ParseSplitModeName(std::string_view name) {
@@ -347,23 +346,22 @@ Result<SplitMode> ParseSplitModeName(std::string_view name) {
     return SplitMode::kNever;
   if (n == "forward_compat")
     return SplitMode::kForwardCompat;
-  return InvalidArgumentError("unknown split mode '" + std::string(name) +
-                              "' (expected auto, always, never or forward_compat)");
+  return InvalidArgumentError(
+      StrCat("unknown split mode '", name, "' (expected auto, always, never or forward_compat)"));
 }
 
 Result<ChunkSizes> ReadChunkSizes(std::span<const std::byte> chunk) {
   if (chunk.size() < static_cast<size_t>(kBlosc1HeaderSize)) {
-    return DataLossError("chunk is " + std::to_string(chunk.size()) +
-                         " bytes, shorter than the 16-byte Blosc header");
+    return DataLossError(
+        StrCat("chunk is ", chunk.size(), " bytes, shorter than the 16-byte Blosc header"));
   }
   ChunkSizes s;
   s.nbytes = LoadLE<int32_t>(chunk.data() + 4);
   s.blocksize = LoadLE<int32_t>(chunk.data() + 8);
   s.cbytes = LoadLE<int32_t>(chunk.data() + 12);
   if (s.nbytes < 0 || s.blocksize < 0 || s.cbytes < kBlosc1HeaderSize) {
-    return DataLossError("chunk header sizes are invalid (nbytes " + std::to_string(s.nbytes) +
-                         ", blocksize " + std::to_string(s.blocksize) + ", cbytes " +
-                         std::to_string(s.cbytes) + ")");
+    return DataLossError(StrCat("chunk header sizes are invalid (nbytes ", s.nbytes, ", blocksize ",
+                                s.blocksize, ", cbytes ", s.cbytes, ")"));
   }
   return s;
 }
@@ -415,24 +413,24 @@ Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size
     return DataLossError("chunk typesize is 0");
   h.header_size = extended ? kBlosc2HeaderSize : kBlosc1HeaderSize;
   if (h.cbytes < h.header_size) {
-    return DataLossError("cbytes " + std::to_string(h.cbytes) + " is smaller than the " +
-                         std::to_string(h.header_size) + "-byte header");
+    return DataLossError(
+        StrCat("cbytes ", h.cbytes, " is smaller than the ", h.header_size, "-byte header"));
   }
   if (static_cast<size_t>(h.cbytes) > chunk_size) {
-    return DataLossError("chunk is truncated: the header says " + std::to_string(h.cbytes) +
-                         " bytes, only " + std::to_string(chunk_size) + " are there");
+    return DataLossError(StrCat("chunk is truncated: the header says ", h.cbytes, " bytes, only ",
+                                chunk_size, " are there"));
   }
   if (head.size() < static_cast<size_t>(h.header_size))
     return DataLossError("chunk is truncated in its header");
   if (h.nbytes > kMaxChunkNbytes) {
-    return DataLossError("nbytes " + std::to_string(h.nbytes) + " exceeds the Blosc maximum");
+    return DataLossError(StrCat("nbytes ", h.nbytes, " exceeds the Blosc maximum"));
   }
   // c-blosc2 demands a block size in (0, max] of every chunk, empty and special ones included.
   if (h.blocksize <= 0) {
-    return DataLossError("blocksize " + std::to_string(h.blocksize) + " is not positive");
+    return DataLossError(StrCat("blocksize ", h.blocksize, " is not positive"));
   }
   if (h.blocksize > kMaxBlockSize) {
-    return DataLossError("blocksize " + std::to_string(h.blocksize) + " exceeds the Blosc maximum");
+    return DataLossError(StrCat("blocksize ", h.blocksize, " exceeds the Blosc maximum"));
   }
 
   h.memcpyed = (h.flags & kFlagMemcpyed) != 0;
@@ -458,8 +456,8 @@ Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size
           "supported");
     }
     if (h.blosc2_flags2 != 0) {
-      return UnimplementedError("unknown blosc2_flags2 bits 0x" +
-                                std::to_string(static_cast<int>(h.blosc2_flags2)));
+      return UnimplementedError(
+          StrCat("unknown blosc2_flags2 bits 0x", static_cast<int>(h.blosc2_flags2)));
     }
     if (h.blosc2_flags & kB2FlagInstrumented) {
       return UnimplementedError("instrumented chunk (holds timing records, not data)");
@@ -488,12 +486,12 @@ Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size
   // In c-blosc2's order (initialize_context_decompression): the memcpy flag's size rule holds
   // for special chunks too, and neither form has room for a dictionary.
   if (h.memcpyed && static_cast<int64_t>(h.nbytes) + h.header_size != h.cbytes) {
-    return DataLossError("memcpyed chunk: cbytes " + std::to_string(h.cbytes) + " is not nbytes " +
-                         std::to_string(h.nbytes) + " + header");
+    return DataLossError(
+        StrCat("memcpyed chunk: cbytes ", h.cbytes, " is not nbytes ", h.nbytes, " + header"));
   }
   if ((h.memcpyed || h.special != SpecialValue::kNone) && (h.blosc2_flags & kB2FlagDict)) {
-    return DataLossError(std::string(h.memcpyed ? "a memcpyed" : "a special") +
-                         " chunk with the dictionary flag");
+    return DataLossError(
+        StrCat(h.memcpyed ? "a memcpyed" : "a special", " chunk with the dictionary flag"));
   }
   if (h.special != SpecialValue::kNone)
     return CheckSpecial(h);
@@ -504,9 +502,8 @@ Status ParseChunkHeaderFields(std::span<const std::byte> head, size_t chunk_size
   PATCHFEED_RETURN_IF_ERROR(CheckFilters(h));
   h.has_dict = extended && (h.blosc2_flags & kB2FlagDict) != 0;
   if (h.has_dict && h.format != CodecFormat::kZstd && h.format != CodecFormat::kLZ4) {
-    return UnimplementedError("a dictionary with codec format " +
-                              std::to_string(static_cast<int>(h.format)) +
-                              " (only zstd and lz4 have dictionaries)");
+    return UnimplementedError(StrCat("a dictionary with codec format ", static_cast<int>(h.format),
+                                     " (only zstd and lz4 have dictionaries)"));
   }
   return Status::Ok();
 }
@@ -519,8 +516,8 @@ Status ParseChunkHeader(std::span<const std::byte> chunk, ChunkHeader* header) {
   const std::byte* p = chunk.data();
   const int64_t bstarts_end = h.block_offsets_end();
   if (bstarts_end > h.cbytes) {
-    return DataLossError("chunk is truncated: " + std::to_string(h.nblocks) +
-                         " block offsets do not fit in cbytes " + std::to_string(h.cbytes));
+    return DataLossError(StrCat("chunk is truncated: ", h.nblocks,
+                                " block offsets do not fit in cbytes ", h.cbytes));
   }
   int64_t data_start = bstarts_end;
   if (h.has_dict) {
@@ -528,8 +525,8 @@ Status ParseChunkHeader(std::span<const std::byte> chunk, ChunkHeader* header) {
       return DataLossError("chunk is truncated in the dictionary");
     const int32_t dsize = LoadLE<int32_t>(p + bstarts_end);
     if (dsize <= 0 || dsize > kMaxDictSize || bstarts_end + 4 + dsize > h.cbytes) {
-      return DataLossError("dictionary size " + std::to_string(dsize) +
-                           " is not in [1, 32768] or does not fit in the chunk");
+      return DataLossError(
+          StrCat("dictionary size ", dsize, " is not in [1, 32768] or does not fit in the chunk"));
     }
     data_start += 4 + dsize;
   }
@@ -538,8 +535,8 @@ Status ParseChunkHeader(std::span<const std::byte> chunk, ChunkHeader* header) {
   // is not a multiple of typesize its last bytes would belong to no stream.
   const bool has_full_block = h.nblocks > (h.leftover > 0 ? 1 : 0);
   if (has_full_block && h.block_nstreams(0) > 1 && h.blocksize % h.typesize != 0) {
-    return DataLossError("split blocks of " + std::to_string(h.blocksize) +
-                         " bytes are not a multiple of typesize " + std::to_string(h.typesize));
+    return DataLossError(StrCat("split blocks of ", h.blocksize,
+                                " bytes are not a multiple of typesize ", h.typesize));
   }
   return CheckBlockStarts(p, h);
 }
@@ -551,7 +548,7 @@ Result<ChunkHeader> ParseChunkHeader(std::span<const std::byte> chunk) {
 }
 
 ByteRange BlockStreamRange(std::span<const std::byte> chunk, const ChunkHeader& h, int32_t index) {
-  assert(h.is_regular() && index >= 0 && index < h.nblocks);
+  PATCHFEED_DCHECK(h.is_regular() && index >= 0 && index < h.nblocks);
   const std::byte* starts = chunk.data() + h.header_size;
   ByteRange r;
   r.begin = LoadLE<int32_t>(starts + 4 * index);

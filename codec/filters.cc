@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -147,14 +148,13 @@ Status TruncatePrecision(int32_t typesize, int8_t precision_bits, const std::byt
   } else if (typesize == 8) {
     mantissa_bits = 52;
   } else {
-    return InvalidArgumentError("trunc_prec needs typesize 4 or 8, not " +
-                                std::to_string(typesize));
+    return InvalidArgumentError(StrCat("trunc_prec needs typesize 4 or 8, not ", typesize));
   }
   const int p = precision_bits;
   const int zeroed = p >= 0 ? mantissa_bits - p : -p;
   if (p > mantissa_bits || -p > mantissa_bits || zeroed >= mantissa_bits || zeroed < 0) {
-    return InvalidArgumentError("trunc_prec precision " + std::to_string(p) + " is outside the " +
-                                std::to_string(mantissa_bits) + "-bit mantissa");
+    return InvalidArgumentError(
+        StrCat("trunc_prec precision ", p, " is outside the ", mantissa_bits, "-bit mantissa"));
   }
   const size_t w = static_cast<size_t>(typesize);
   const size_t n = size / w;

@@ -10,6 +10,7 @@
 
 #include "codec/block_decoder.h"
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -33,8 +34,8 @@ class MsgpackCursor {
     PATCHFEED_RETURN_IF_ERROR(Need(1));
     const uint8_t got = U8(bytes_, pos_);
     if (got != marker) {
-      return DataLossError(what_ + ": expected msgpack byte 0x" + Hex(marker) + " at offset " +
-                           std::to_string(pos_) + ", found 0x" + Hex(got));
+      return DataLossError(StrCat(what_, ": expected msgpack byte 0x", Hex(marker), " at offset ",
+                                  pos_, ", found 0x", Hex(got)));
     }
     ++pos_;
     return Status::Ok();
@@ -54,7 +55,7 @@ class MsgpackCursor {
     PATCHFEED_RETURN_IF_ERROR(Need(1));
     const uint8_t m = U8(bytes_, pos_);
     if ((m & 0xE0) != 0xA0) {
-      return DataLossError(what_ + ": expected a short string at offset " + std::to_string(pos_));
+      return DataLossError(StrCat(what_, ": expected a short string at offset ", pos_));
     }
     const size_t len = m & 0x1F;
     ++pos_;
@@ -72,8 +73,8 @@ class MsgpackCursor {
   }
   Status Need(size_t n) const {
     if (pos_ > bytes_.size() || n > bytes_.size() - pos_) {
-      return DataLossError(what_ + ": ends at offset " + std::to_string(bytes_.size()) +
-                           ", inside an entry at " + std::to_string(pos_));
+      return DataLossError(
+          StrCat(what_, ": ends at offset ", bytes_.size(), ", inside an entry at ", pos_));
     }
     return Status::Ok();
   }
@@ -92,7 +93,7 @@ Result<std::vector<std::pair<std::string, int32_t>>> ReadMetaIndex(MsgpackCursor
   PATCHFEED_RETURN_IF_ERROR(c.Expect(0xDE));
   PATCHFEED_ASSIGN_OR_RETURN(const uint16_t n, c.BE16());
   if (n > 64)
-    return DataLossError("metalayer index lists " + std::to_string(n) + " entries");
+    return DataLossError(StrCat("metalayer index lists ", n, " entries"));
   std::vector<std::pair<std::string, int32_t>> entries;
   for (uint16_t i = 0; i < n; ++i) {
     PATCHFEED_ASSIGN_OR_RETURN(std::string name, c.FixStr());
@@ -108,12 +109,11 @@ Result<std::vector<std::byte>> ReadBin32(std::span<const std::byte> bytes, int64
                                          const std::string& what) {
   if (offset < 0 || static_cast<uint64_t>(offset) + 5 > bytes.size() ||
       U8(bytes, static_cast<size_t>(offset)) != 0xC6) {
-    return DataLossError(what + ": no metalayer content at offset " + std::to_string(offset));
+    return DataLossError(StrCat(what, ": no metalayer content at offset ", offset));
   }
   const uint32_t len = LoadBE<uint32_t>(bytes.data() + offset + 1);
   if (static_cast<uint64_t>(offset) + 5 + len > bytes.size()) {
-    return DataLossError(what + ": content of " + std::to_string(len) +
-                         " bytes runs past the header");
+    return DataLossError(StrCat(what, ": content of ", len, " bytes runs past the header"));
   }
   const auto* p = bytes.data() + offset + 5;
   return std::vector<std::byte>(p, p + len);
@@ -125,14 +125,14 @@ Result<std::vector<std::byte>> ReadBin32(std::span<const std::byte> bytes, int64
 Status CheckDefaultPipeline(std::span<const std::byte> h) {
   const uint8_t nfilters = U8(h, 70);
   if (nfilters > kMaxFilters) {
-    return DataLossError("frame header lists " + std::to_string(nfilters) + " filters (at most " +
-                         std::to_string(kMaxFilters) + ")");
+    return DataLossError(
+        StrCat("frame header lists ", nfilters, " filters (at most ", kMaxFilters, ")"));
   }
   for (size_t i = 0; i < nfilters; ++i) {
     const uint8_t id = U8(h, 71 + i);
     if ((id >= 5 && id <= 31) || (id >= 37 && id <= 159)) {
-      return DataLossError("frame header: default filter " + std::to_string(i) + " is " +
-                           std::to_string(id) + ", an id no Blosc release defines");
+      return DataLossError(StrCat("frame header: default filter ", i, " is ", id,
+                                  ", an id no Blosc release defines"));
     }
   }
   return Status::Ok();
@@ -186,23 +186,23 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
   f.use_dict = (U8(h, 85) & 0x01) != 0;
 
   if (f.version < 1 || f.version > 3) {
-    return UnimplementedError("frame format version " + std::to_string(f.version));
+    return UnimplementedError(StrCat("frame format version ", f.version));
   }
   if (frame_type > 1) {
-    return DataLossError("frame type " + std::to_string(frame_type) +
-                         " is neither contiguous (0) nor sparse (1)");
+    return DataLossError(
+        StrCat("frame type ", frame_type, " is neither contiguous (0) nor sparse (1)"));
   }
   PATCHFEED_RETURN_IF_ERROR(CheckDefaultPipeline(h));
   if (((general >> 4) & 0x03) != 1) {
-    return UnimplementedError("frame offsets that are not 64-bit (general flags 0x" +
-                              std::to_string(general) + ")");
+    return UnimplementedError(
+        StrCat("frame offsets that are not 64-bit (general flags 0x", general, ")"));
   }
   if (f.header_len < kFixedHeaderLen || static_cast<uint64_t>(f.header_len) > f.frame_len) {
-    return DataLossError("header length " + std::to_string(f.header_len) +
-                         " is inconsistent with frame length " + std::to_string(f.frame_len));
+    return DataLossError(
+        StrCat("header length ", f.header_len, " is inconsistent with frame length ", f.frame_len));
   }
   if (f.typesize <= 0)
-    return DataLossError("typesize " + std::to_string(f.typesize));
+    return DataLossError(StrCat("typesize ", f.typesize));
   if (f.nbytes < 0 || f.cbytes < 0 || f.chunksize < 0) {
     return DataLossError("negative sizes in the frame header");
   }
@@ -213,7 +213,7 @@ Status FrameReader::ParseHeader(std::span<const std::byte> h) {
   // may sit near INT64_MAX.
   f.nchunks = f.nbytes == 0 ? 0 : (f.nbytes - 1) / f.chunksize + 1;
   if (f.nchunks > (int64_t{1} << 31) / 8) {
-    return DataLossError(std::to_string(f.nchunks) + " chunks exceed the format's limit");
+    return DataLossError(StrCat(f.nchunks, " chunks exceed the format's limit"));
   }
   return Status::Ok();
 }
@@ -239,7 +239,7 @@ Status FrameReader::ReadOffsetsAndTrailer() {
     return DataLossError("frame trailer is corrupt (no 0xCE marker)");
   const uint32_t trailer_len = LoadBE<uint32_t>(tail.data() + 1);
   if (trailer_len < kMinTrailerLen || trailer_len > f.frame_len - kFixedHeaderLen) {
-    return DataLossError("trailer length " + std::to_string(trailer_len) + " is impossible");
+    return DataLossError(StrCat("trailer length ", trailer_len, " is impossible"));
   }
   const uint64_t trailer_start = f.frame_len - trailer_len;
   PATCHFEED_ASSIGN_OR_RETURN(const auto trailer, source_->Get(trailer_start, trailer_len, scratch));
@@ -257,8 +257,7 @@ Status FrameReader::ReadOffsetsAndTrailer() {
   const uint64_t offsets_start =
       static_cast<uint64_t>(f.header_len) + (f.sparse ? 0 : static_cast<uint64_t>(f.cbytes));
   if (!f.sparse && static_cast<uint64_t>(f.cbytes) > f.frame_len - f.header_len) {
-    return DataLossError("chunk data of " + std::to_string(f.cbytes) +
-                         " bytes does not fit in the frame");
+    return DataLossError(StrCat("chunk data of ", f.cbytes, " bytes does not fit in the frame"));
   }
   if (offsets_start >= trailer_start) {
     return DataLossError("chunk data and trailer overlap: no room for the offsets chunk");
@@ -272,19 +271,19 @@ Status FrameReader::ReadOffsetsAndTrailer() {
     return offsets_sizes.status().WithContext("offsets chunk");
   // c-blosc2 reads entries with the chunk's typesize (blosc2_getitem): it must be 8.
   if (static_cast<uint8_t>(offsets_chunk[3]) != 8) {
-    return DataLossError("offsets chunk has typesize " +
-                         std::to_string(static_cast<uint8_t>(offsets_chunk[3])) + ", not 8");
+    return DataLossError(
+        StrCat("offsets chunk has typesize ", static_cast<uint8_t>(offsets_chunk[3]), ", not 8"));
   }
   if (offsets_sizes->nbytes != f.nchunks * 8) {
-    return DataLossError("offsets chunk holds " + std::to_string(offsets_sizes->nbytes / 8) +
-                         " entries for " + std::to_string(f.nchunks) + " chunks");
+    return DataLossError(StrCat("offsets chunk holds ", offsets_sizes->nbytes / 8, " entries for ",
+                                f.nchunks, " chunks"));
   }
   auto decoded = DecompressChunk(offsets_chunk);
   if (!decoded.ok())
     return decoded.status().WithContext("offsets chunk");
   if (decoded->size() != static_cast<size_t>(f.nchunks) * 8) {
-    return DataLossError("offsets chunk holds " + std::to_string(decoded->size() / 8) +
-                         " entries for " + std::to_string(f.nchunks) + " chunks");
+    return DataLossError(
+        StrCat("offsets chunk holds ", decoded->size() / 8, " entries for ", f.nchunks, " chunks"));
   }
   offsets_.resize(static_cast<size_t>(f.nchunks));
   std::memcpy(offsets_.data(), decoded->data(), decoded->size());
@@ -293,12 +292,12 @@ Status FrameReader::ReadOffsetsAndTrailer() {
     if (IsSpecialOffset(off)) {
       const auto type = static_cast<uint8_t>((static_cast<uint64_t>(off) >> 56) & 0x7F);
       if (type != 1 && type != 2 && type != 4) {
-        return DataLossError("chunk " + std::to_string(i) + ": invalid special offset");
+        return DataLossError(StrCat("chunk ", i, ": invalid special offset"));
       }
     } else if (!f.sparse && off > f.cbytes - kBlosc2HeaderSize) {
       // As c-blosc2 (validate_offsets_chunk): every stored chunk is at least 32 bytes.
-      return DataLossError("chunk " + std::to_string(i) + ": offset " + std::to_string(off) +
-                           " lies outside the chunk data (" + std::to_string(f.cbytes) + " bytes)");
+      return DataLossError(StrCat("chunk ", i, ": offset ", off, " lies outside the chunk data (",
+                                  f.cbytes, " bytes)"));
     }
   }
   return Status::Ok();
@@ -311,13 +310,13 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) 
   std::vector<std::byte> scratch;
   auto fixed = r.source_->Get(0, kFixedHeaderLen, scratch);
   if (!fixed.ok()) {
-    return DataLossError(r.path_ + ": too short for a Blosc2 frame (" +
-                         std::to_string(r.source_->size()) + " bytes)");
+    return DataLossError(
+        StrCat(r.path_, ": too short for a Blosc2 frame (", r.source_->size(), " bytes)"));
   }
   Status st = r.ParseHeader(*fixed);
   if (st.ok() && r.info_.frame_len > r.source_->size()) {
-    st = DataLossError("frame is truncated: header says " + std::to_string(r.info_.frame_len) +
-                       " bytes, the file has " + std::to_string(r.source_->size()));
+    st = DataLossError(StrCat("frame is truncated: header says ", r.info_.frame_len,
+                              " bytes, the file has ", r.source_->size()));
   }
   if (st.ok())
     st = r.ReadOffsetsAndTrailer();
@@ -335,8 +334,9 @@ Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions 
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));
   r.path_ = path;
   if (r.info_.sparse != dir) {
-    return DataLossError(path + (dir ? ": chunks.b2frame is not marked as a sparse frame"
-                                     : ": a sparse frame's index found outside its directory"));
+    return DataLossError(
+        StrCat(path, (dir ? ": chunks.b2frame is not marked as a sparse frame"
+                          : ": a sparse frame's index found outside its directory")));
   }
   return r;
 }
@@ -347,14 +347,14 @@ int32_t FrameReader::chunk_nbytes(int64_t index) const {
 }
 
 std::string FrameReader::ChunkContext(int64_t index) const {
-  return path_ + ": chunk " + std::to_string(index);
+  return StrCat(path_, ": chunk ", index);
 }
 
 Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
                                                          std::vector<std::byte>& scratch) const {
   if (index < 0 || index >= info_.nchunks) {
-    return InvalidArgumentError(path_ + ": chunk index " + std::to_string(index) +
-                                " is outside [0, " + std::to_string(info_.nchunks) + ")");
+    return InvalidArgumentError(
+        StrCat(path_, ": chunk index ", index, " is outside [0, ", info_.nchunks, ")"));
   }
   const int64_t off = offsets_[static_cast<size_t>(index)];
   if (IsSpecialOffset(off)) {
@@ -394,13 +394,12 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
       return st.WithContext(ChunkContext(index));
     const int32_t cbytes = LoadLE<int32_t>(head + 12);
     if (cbytes < kBlosc2HeaderSize) {  // c-blosc2 stores no chunk shorter than 32 bytes
-      return DataLossError(ChunkContext(index) + ": a stored chunk of " + std::to_string(cbytes) +
-                           " bytes (at least 32)");
+      return DataLossError(
+          StrCat(ChunkContext(index), ": a stored chunk of ", cbytes, " bytes (at least 32)"));
     }
     if (off + cbytes > info_.cbytes) {
-      return DataLossError(ChunkContext(index) + ": its " + std::to_string(cbytes) +
-                           " bytes at offset " + std::to_string(off) +
-                           " run past the chunk data section");
+      return DataLossError(StrCat(ChunkContext(index), ": its ", cbytes, " bytes at offset ", off,
+                                  " run past the chunk data section"));
     }
     bytes = source_->Get(pos, static_cast<size_t>(cbytes), scratch);
     if (!bytes.ok())

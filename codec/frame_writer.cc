@@ -13,6 +13,7 @@
 #include "codec/internal/nd_copy.h"
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -63,20 +64,20 @@ Result<EncodedArray> EncodeChunks(std::span<const std::byte> data,
     const auto i = static_cast<size_t>(d);
     if (shape[i] < 0 || meta.chunkshape[i] <= 0 || meta.blockshape[i] <= 0 ||
         meta.blockshape[i] > meta.chunkshape[i]) {
-      return InvalidArgumentError("dimension " + std::to_string(d) +
-                                  ": need shape >= 0 and 0 < block <= chunk");
+      return InvalidArgumentError(
+          StrCat("dimension ", d, ": need shape >= 0 and 0 < block <= chunk"));
     }
   }
   const int64_t itemsize = options.itemsize > 0 ? options.itemsize : ItemSizeOfDtype(dtype);
   if (itemsize <= 0)
-    return InvalidArgumentError("unsupported dtype '" + dtype + "'");
+    return InvalidArgumentError(StrCat("unsupported dtype '", dtype, "'"));
   PATCHFEED_ASSIGN_OR_RETURN(const NdGeometry g, NdGeometry::Make(meta, itemsize));
   int64_t items = 1;
   for (int64_t s : shape)
     items *= s;
   if (static_cast<int64_t>(data.size()) != items * itemsize) {
-    return InvalidArgumentError("data holds " + std::to_string(data.size()) + " bytes, the shape " +
-                                std::to_string(items * itemsize));
+    return InvalidArgumentError(
+        StrCat("data holds ", data.size(), " bytes, the shape ", items * itemsize));
   }
 
   EncodedArray out;
@@ -240,11 +241,11 @@ Result<std::vector<std::byte>> AssembleFrame(const EncodedArray& a, const Encode
 Status WriteFile(const std::string& path, std::span<const std::byte> bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr)
-    return IoError(path + ": cannot create: " + std::strerror(errno));
+    return IoError(StrCat(path, ": cannot create: ", std::strerror(errno)));
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const bool closed = std::fclose(f) == 0;
   if (!ok || !closed)
-    return IoError(path + ": write failed: " + std::strerror(errno));
+    return IoError(StrCat(path, ": write failed: ", std::strerror(errno)));
   return Status::Ok();
 }
 
@@ -271,7 +272,7 @@ Status WriteB2nd(const std::string& path, std::span<const std::byte> data,
   if (!options.sparse)
     return WriteFile(path, *frame);
   if (mkdir(path.c_str(), 0777) != 0 && errno != EEXIST) {
-    return IoError(path + ": cannot create directory: " + std::strerror(errno));
+    return IoError(StrCat(path, ": cannot create directory: ", std::strerror(errno)));
   }
   for (size_t i = 0; i < a->stored.size(); ++i) {
     char name[32];

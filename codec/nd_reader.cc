@@ -34,7 +34,8 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   if (content == nullptr)
     content = frame.info().metalayer("caterva");
   if (content == nullptr) {
-    return InvalidArgumentError(path + ": the frame has no b2nd metalayer (not an N-d array)");
+    return InvalidArgumentError(
+        StrCat(path, ": the frame has no b2nd metalayer (not an N-d array)"));
   }
   auto meta = ParseB2ndMeta(*content);
   if (!meta.ok())
@@ -46,9 +47,9 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   } else if (itemsize != frame.info().typesize) {
     // python-blosc2 writes the dtype's item size as the frame's typesize; a mismatch means one
     // of them is damaged, and either would mislay every item.
-    return DataLossError(path + ": the frame's typesize " + std::to_string(frame.info().typesize) +
-                         " differs from the item size " + std::to_string(itemsize) + " of dtype '" +
-                         r.meta_.dtype + "'");
+    return DataLossError(StrCat(path, ": the frame's typesize ", frame.info().typesize,
+                                " differs from the item size ", itemsize, " of dtype '",
+                                r.meta_.dtype, "'"));
   }
   auto geom = NdGeometry::Make(r.meta_, itemsize);
   if (!geom.ok())
@@ -57,10 +58,9 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   const int64_t chunk_bytes = r.geom_.chunk_nitems * itemsize;
   if (r.geom_.nchunks != frame.nchunks() ||
       (r.geom_.nchunks > 0 && frame.info().chunksize != chunk_bytes)) {
-    return DataLossError(path + ": the frame's " + std::to_string(frame.nchunks()) + " chunks of " +
-                         std::to_string(frame.info().chunksize) +
-                         " bytes do not match the b2nd shape (" + std::to_string(r.geom_.nchunks) +
-                         " chunks of " + std::to_string(chunk_bytes) + " bytes)");
+    return DataLossError(StrCat(path, ": the frame's ", frame.nchunks(), " chunks of ",
+                                frame.info().chunksize, " bytes do not match the b2nd shape (",
+                                r.geom_.nchunks, " chunks of ", chunk_bytes, " bytes)"));
   }
   r.frame_ = std::move(frame);
   return r;
@@ -289,8 +289,8 @@ Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
   try {
     out.resize(static_cast<size_t>(bytes));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(frame_.path() + ": the box needs " + FormatBytes(bytes) +
-                                  " of memory, more than can be allocated");
+    return ResourceExhaustedError(StrCat(frame_.path(), ": the box needs ", FormatBytes(bytes),
+                                         " of memory, more than can be allocated"));
   }
   BoxReadScratch scratch;
   PATCHFEED_RETURN_IF_ERROR(ReadBox(

@@ -18,6 +18,7 @@
 #endif
 
 #include "codec/blosclz.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::codec {
 namespace {
@@ -32,7 +33,7 @@ int Int(size_t n) { return static_cast<int>(n); }
 int ZstdLevel(int clevel) { return clevel < 9 ? 2 * clevel - 1 : ZSTD_maxCLevel(); }
 
 Status Corrupt(const char* codec, const std::string& what) {
-  return DataLossError(std::string(codec) + " stream is corrupt: " + what);
+  return DataLossError(StrCat(codec, " stream is corrupt: ", what));
 }
 
 }  // namespace
@@ -81,7 +82,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
   switch (format) {
     case CodecFormat::kBloscLZ:
       if (!BloscLZDecode(src.data(), src.size(), dst.data(), dst.size())) {
-        return Corrupt("blosclz", "does not decode to " + std::to_string(dst.size()) + " bytes");
+        return Corrupt("blosclz", StrCat("does not decode to ", dst.size(), " bytes"));
       }
       return Status::Ok();
 
@@ -92,8 +93,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
                                        Chars(src.data()), Chars(dst.data()), Int(src.size()),
                                        Int(dst.size()), Chars(dict.data()), Int(dict.size()));
       if (n != Int(dst.size())) {
-        return Corrupt("lz4", "decoded " + std::to_string(n) + " bytes, expected " +
-                                  std::to_string(dst.size()));
+        return Corrupt("lz4", StrCat("decoded ", n, " bytes, expected ", dst.size()));
       }
       return Status::Ok();
     }
@@ -107,7 +107,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
       const libdeflate_result r = libdeflate_zlib_decompress(ctx_->deflate, src.data(), src.size(),
                                                              dst.data(), dst.size(), &actual);
       if (r != LIBDEFLATE_SUCCESS || actual != dst.size()) {
-        return Corrupt("zlib", "libdeflate result " + std::to_string(static_cast<int>(r)));
+        return Corrupt("zlib", StrCat("libdeflate result ", static_cast<int>(r)));
       }
 #else
       uLongf actual = static_cast<uLongf>(dst.size());
@@ -115,7 +115,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
           uncompress(reinterpret_cast<Bytef*>(dst.data()), &actual,
                      reinterpret_cast<const Bytef*>(src.data()), static_cast<uLong>(src.size()));
       if (r != Z_OK || actual != dst.size()) {
-        return Corrupt("zlib", "inflate result " + std::to_string(r));
+        return Corrupt("zlib", StrCat("inflate result ", r));
       }
 #endif
       return Status::Ok();
@@ -137,8 +137,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
       if (ZSTD_isError(n))
         return Corrupt("zstd", ZSTD_getErrorName(n));
       if (n != dst.size()) {
-        return Corrupt("zstd", "decoded " + std::to_string(n) + " bytes, expected " +
-                                   std::to_string(dst.size()));
+        return Corrupt("zstd", StrCat("decoded ", n, " bytes, expected ", dst.size()));
       }
       return Status::Ok();
     }
@@ -147,7 +146,7 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
     case CodecFormat::kUserDefined:
       break;
   }
-  return UnimplementedError("codec format " + std::to_string(static_cast<int>(format)));
+  return UnimplementedError(StrCat("codec format ", static_cast<int>(format)));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,8 +199,8 @@ Status StreamEncoder::SetDictionary(Codec codec, int clevel, std::span<const std
     case Codec::kZlib:
       break;
   }
-  return InvalidArgumentError("codec " + std::string(CodecName(codec)) +
-                              " has no dictionary support (use zstd, lz4 or lz4hc)");
+  return InvalidArgumentError(
+      StrCat("codec ", CodecName(codec), " has no dictionary support (use zstd, lz4 or lz4hc)"));
 }
 
 size_t StreamEncoder::Encode(Codec codec, int clevel, std::span<const std::byte> src,

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::augment {
 namespace {
 
@@ -26,7 +28,7 @@ void DrawFactors(CounterRng& rng, const ScalarRange& range, bool bg_contrast, bo
 Status CheckMask(const ChannelMask& mask, const SampleView<float>& image, const char* what) {
   PATCHFEED_RETURN_IF_ERROR(internal_augment::ValidateView(image, what));
   if (mask.channels != image.channels)
-    return InvalidArgumentError(std::string(what) + ": params drawn for another channel count");
+    return InvalidArgumentError(StrCat(what, ": params drawn for another channel count"));
   return Status();
 }
 

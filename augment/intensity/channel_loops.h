@@ -17,6 +17,7 @@
 #include "augment/intensity/random_draws.h"
 #include "augment/sample_view.h"
 #include "common/status.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::augment {
 
@@ -47,14 +48,14 @@ inline float* Reserve(std::vector<float>& v, int64_t n) {
 template <typename T>
 Status ValidateView(const SampleView<T>& view, std::string_view what) {
   if (view.data == nullptr)
-    return InvalidArgumentError(std::string(what) + ": null data");
+    return InvalidArgumentError(StrCat(what, ": null data"));
   if (view.spatial_dims != 2 && view.spatial_dims != 3)
-    return InvalidArgumentError(std::string(what) + ": spatial_dims must be 2 or 3");
+    return InvalidArgumentError(StrCat(what, ": spatial_dims must be 2 or 3"));
   if (view.channels < 1 || view.channels > augment::kMaxChannels)
-    return InvalidArgumentError(std::string(what) + ": channels must be in [1, 16]");
+    return InvalidArgumentError(StrCat(what, ": channels must be in [1, 16]"));
   for (int d = 0; d < view.spatial_dims; ++d) {
     if (view.shape[d] < 1)
-      return InvalidArgumentError(std::string(what) + ": empty spatial axis");
+      return InvalidArgumentError(StrCat(what, ": empty spatial axis"));
   }
   return Status();
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::internal_augment {
 
 int64_t RoundToNearestOdd(double n) {
@@ -225,8 +227,8 @@ Status ApplyGaussianBlur(const GaussianBlurParams& params, SampleView<float> ima
       if (!(sigma > 0) || internal_augment::BlurKernelSize(sigma) > kMaxBlurKernel)
         return InvalidArgumentError("GaussianBlur: sigma must be in (0, ~10.6]");
       if ((internal_augment::BlurKernelSize(sigma) - 1) / 2 >= image.shape[d])
-        return InvalidArgumentError("GaussianBlur: axis " + std::to_string(d) +
-                                    " is too short for reflect padding");
+        return InvalidArgumentError(
+            StrCat("GaussianBlur: axis ", d, " is too short for reflect padding"));
     }
   }
   const bool dense = image.channel_is_contiguous();

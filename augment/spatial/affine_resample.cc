@@ -5,13 +5,13 @@
 #include "augment/spatial/affine_resample.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "augment/spatial/half_float.h"
+#include "common/check.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -583,7 +583,7 @@ void ResampleAffine(const AffineSamplingMap& map, SampleView<const float> image_
                     SampleView<float> image_out, SampleView<const int16_t> seg_in,
                     SampleView<int16_t> seg_out, LabelInterpolation label_mode, int16_t seg_padding,
                     const float* displacement, ResampleScratch& scratch) {
-  assert(map.spatial_dims == 2 || map.spatial_dims == 3);
+  PATCHFEED_DCHECK(map.spatial_dims == 2 || map.spatial_dims == 3);
   if (map.spatial_dims == 3) {
     ResampleAll<3>(map, image_in, image_out, seg_in, seg_out, label_mode, seg_padding, displacement,
                    scratch);

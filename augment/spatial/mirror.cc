@@ -8,14 +8,16 @@
 #include <string>
 #include <utility>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::augment {
 namespace {
 
 template <typename T>
 Status CheckDims(const SampleView<T>& v) {
   if (v.spatial_dims != 2 && v.spatial_dims != 3) {
-    return InvalidArgumentError("mirroring needs 2 or 3 spatial dims, got " +
-                                std::to_string(v.spatial_dims));
+    return InvalidArgumentError(
+        StrCat("mirroring needs 2 or 3 spatial dims, got ", v.spatial_dims));
   }
   return Status::Ok();
 }

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <string>
 
+#include "common/str_cat.h"
+
 namespace patchfeed::augment {
 namespace {
 
@@ -37,7 +39,7 @@ double SampleRange(CounterRng& rng, const ScalarRange& r) {
 std::string ShapeString(const std::array<int64_t, 3>& shape, int dims) {
   std::string s = "(";
   for (int d = 0; d < dims; ++d) {
-    s += (d ? ", " : "") + std::to_string(shape[d]);
+    s += StrCat(d ? ", " : "", shape[d]);
   }
   return s + ")";
 }
@@ -45,16 +47,15 @@ std::string ShapeString(const std::array<int64_t, 3>& shape, int dims) {
 template <typename T>
 Status CheckView(const SampleView<T>& v, int dims, const char* name) {
   if (v.spatial_dims != dims) {
-    return InvalidArgumentError(std::string(name) + " has " + std::to_string(v.spatial_dims) +
-                                " spatial dims, the transform " + std::to_string(dims));
+    return InvalidArgumentError(
+        StrCat(name, " has ", v.spatial_dims, " spatial dims, the transform ", dims));
   }
   if (v.channels < 0 || (v.channels > 0 && v.data == nullptr)) {
-    return InvalidArgumentError(std::string(name) + " has no data");
+    return InvalidArgumentError(StrCat(name, " has no data"));
   }
   for (int d = 0; d < dims; ++d) {
     if (v.shape[d] <= 0 || v.shape[d] > internal_augment::kMaxInputExtent) {
-      return InvalidArgumentError(std::string(name) + " has unusable shape " +
-                                  ShapeString(v.shape, dims));
+      return InvalidArgumentError(StrCat(name, " has unusable shape ", ShapeString(v.shape, dims)));
     }
   }
   return Status::Ok();
@@ -250,42 +251,43 @@ Status ApplyOnCropOrWindow(const SpatialParams& params, const SpatialConfig& con
                            SpatialScratch& scratch) {
   const int dims = config.spatial_dims;
   if (dims != 2 && dims != 3) {
-    return InvalidArgumentError("spatial transform needs 2 or 3 spatial dims, got " +
-                                std::to_string(dims));
+    return InvalidArgumentError(StrCat("spatial transform needs 2 or 3 spatial dims, got ", dims));
   }
   for (int d = 0; d < dims; ++d) {
     if (config.patch_size[d] <= 0) {
-      return InvalidArgumentError("patch size " + ShapeString(config.patch_size, dims) +
-                                  " is not positive");
+      return InvalidArgumentError(
+          StrCat("patch size ", ShapeString(config.patch_size, dims), " is not positive"));
     }
   }
   PATCHFEED_RETURN_IF_ERROR(CheckView(image_in, dims, "image input"));
   PATCHFEED_RETURN_IF_ERROR(CheckView(image_out, dims, "image output"));
   if (image_out.channels != image_in.channels) {
-    return InvalidArgumentError("image output has " + std::to_string(image_out.channels) +
-                                " channels, input " + std::to_string(image_in.channels));
+    return InvalidArgumentError(
+        StrCat("image output has ", image_out.channels, " channels, input ", image_in.channels));
   }
   if (!SameShape(image_out.shape, config.patch_size, dims)) {
-    return InvalidArgumentError("image output shape " + ShapeString(image_out.shape, dims) +
-                                " differs from patch size " + ShapeString(config.patch_size, dims));
+    return InvalidArgumentError(StrCat("image output shape ", ShapeString(image_out.shape, dims),
+                                       " differs from patch size ",
+                                       ShapeString(config.patch_size, dims)));
   }
   const bool has_seg = seg_in.channels > 0;
   if (has_seg) {
     PATCHFEED_RETURN_IF_ERROR(CheckView(seg_in, dims, "segmentation input"));
     PATCHFEED_RETURN_IF_ERROR(CheckView(seg_out, dims, "segmentation output"));
     if (!SameShape(seg_in.shape, image_in.shape, dims)) {
-      return InvalidArgumentError("segmentation shape " + ShapeString(seg_in.shape, dims) +
-                                  " differs from image shape " + ShapeString(image_in.shape, dims));
+      return InvalidArgumentError(StrCat("segmentation shape ", ShapeString(seg_in.shape, dims),
+                                         " differs from image shape ",
+                                         ShapeString(image_in.shape, dims)));
     }
     if (!SameShape(seg_out.shape, config.patch_size, dims)) {
-      return InvalidArgumentError("segmentation output shape " + ShapeString(seg_out.shape, dims) +
-                                  " differs from patch size " +
-                                  ShapeString(config.patch_size, dims));
+      return InvalidArgumentError(
+          StrCat("segmentation output shape ", ShapeString(seg_out.shape, dims),
+                 " differs from patch size ", ShapeString(config.patch_size, dims)));
     }
   }
   if (seg_out.channels != (has_seg ? seg_in.channels : 0)) {
-    return InvalidArgumentError("segmentation output has " + std::to_string(seg_out.channels) +
-                                " channels, input " + std::to_string(seg_in.channels));
+    return InvalidArgumentError(
+        StrCat("segmentation output has ", seg_out.channels, " channels, input ", seg_in.channels));
   }
   for (int d = 0; d < dims; ++d) {
     if (!std::isfinite(params.angles[d]) || !std::isfinite(params.scales[d]) ||
