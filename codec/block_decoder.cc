@@ -200,8 +200,9 @@ Status BlockDecoder::DecodeBlockWithRef(std::span<const std::byte> chunk, const 
     return Status::Ok();
   }
   if (h.memcpyed) {
-    std::memcpy(out.data(), chunk.data() + h.header_size + static_cast<size_t>(index) * h.blocksize,
-                size);
+    const size_t offset = static_cast<size_t>(h.header_size) +
+                          static_cast<size_t>(index) * static_cast<size_t>(h.blocksize);
+    std::memcpy(out.data(), chunk.data() + offset, size);
     compressed_bytes_read_ += static_cast<int64_t>(size);
     bytes_decoded_ += static_cast<int64_t>(size);
     return Status::Ok();

@@ -256,7 +256,8 @@ Status FrameReader::ReadOffsetsAndTrailer() {
 
   const uint64_t offsets_start =
       static_cast<uint64_t>(f.header_len) + (f.sparse ? 0 : static_cast<uint64_t>(f.cbytes));
-  if (!f.sparse && static_cast<uint64_t>(f.cbytes) > f.frame_len - f.header_len) {
+  if (!f.sparse &&
+      static_cast<uint64_t>(f.cbytes) > f.frame_len - static_cast<uint64_t>(f.header_len)) {
     return DataLossError(StrCat("chunk data of ", f.cbytes, " bytes does not fit in the frame"));
   }
   if (offsets_start >= trailer_start) {
