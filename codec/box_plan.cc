@@ -35,8 +35,8 @@ Status BoxExtents(const Box& box, int64_t itemsize, int64_t max_bytes,
                                          " in dimension ", d, " is not a valid start:stop"));
     }
     if (__builtin_mul_overflow(bytes, extent, &bytes) || bytes > max_bytes) {
-      return InvalidArgumentError(StrCat("box of ", extents->size(),
-                                         " dimensions is larger than ", max_bytes, " bytes"));
+      return InvalidArgumentError(
+          StrCat("box of ", extents->size(), " dimensions is larger than ", max_bytes, " bytes"));
     }
   }
   return Status::Ok();
@@ -239,7 +239,8 @@ int BoxPlan::block_row_axis(const BoxPiece& p) const {
 
 int64_t BoxPlan::num_block_rows(const BoxPiece& p) const {
   const int axis = block_row_axis(p);
-  return axis < 0 ? 1 : p.block_hi[static_cast<size_t>(axis)] - p.block_lo[static_cast<size_t>(axis)];
+  return axis < 0 ? 1
+                  : p.block_hi[static_cast<size_t>(axis)] - p.block_lo[static_cast<size_t>(axis)];
 }
 
 BoxPiece BoxPlan::BlockRows(const BoxPiece& p, int64_t row_begin, int64_t row_end) const {

@@ -55,11 +55,11 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize,
 
 /// One piece of a planned box: the part one chunk fills, or a region outside the array.
 struct BoxPiece {
-  int64_t chunk = -1;    ///< the chunk's number in the frame; -1: outside the array (padding)
-  NdIndex lo{}, hi{};    ///< the piece, array coordinates
-  NdIndex origin{};      ///< the chunk's first item, array coordinates
-  NdIndex block_lo{};    ///< the blocks it touches, [block_lo, block_hi) per dimension, in
-  NdIndex block_hi{};    ///< the chunk's grid of blocks
+  int64_t chunk = -1;     ///< the chunk's number in the frame; -1: outside the array (padding)
+  NdIndex lo{}, hi{};     ///< the piece, array coordinates
+  NdIndex origin{};       ///< the chunk's first item, array coordinates
+  NdIndex block_lo{};     ///< the blocks it touches, [block_lo, block_hi) per dimension, in
+  NdIndex block_hi{};     ///< the chunk's grid of blocks
   NdIndex mask_origin{};  ///< block k's position in the plan's filter mask is mask_origin + k
   int64_t nbytes = 0;     ///< bytes it fills in the destination
 };

@@ -66,8 +66,8 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
   return r;
 }
 
-Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
-                                     const NdView& dst, std::span<const std::byte> pad_item,
+Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                                     std::span<const std::byte> pad_item,
                                      BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
@@ -212,12 +212,12 @@ Status NdArrayReader::CheckDestination(const BoxPlan& plan, const NdView& dst,
                                        std::span<const std::byte> pad_item) const {
   const int n = geom_.ndim;
   if (dst.ndim() != n || static_cast<int>(dst.byte_strides.size()) != n) {
-    return InvalidArgumentError(StrCat(frame_.path(), ": box and destination need ", n,
-                                       " dimensions"));
+    return InvalidArgumentError(
+        StrCat(frame_.path(), ": box and destination need ", n, " dimensions"));
   }
   if (static_cast<int64_t>(pad_item.size()) != geom_.itemsize) {
-    return InvalidArgumentError(StrCat("pad value of ", pad_item.size(), " bytes for items of ",
-                                       geom_.itemsize));
+    return InvalidArgumentError(
+        StrCat("pad value of ", pad_item.size(), " bytes for items of ", geom_.itemsize));
   }
   if (!plan.Fits(geom_))
     return InvalidArgumentError(StrCat(frame_.path(), ": the read was planned for another array"));
@@ -256,8 +256,8 @@ Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
                               const BlockFilter& filter) const {
   const int n = geom_.ndim;
   if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n) {
-    return InvalidArgumentError(StrCat(frame_.path(), ": box and destination need ", n,
-                                       " dimensions"));
+    return InvalidArgumentError(
+        StrCat(frame_.path(), ": box and destination need ", n, " dimensions"));
   }
   // PlanBox checks the untrusted coordinates, CheckDestination that dst has their extents.
   PATCHFEED_RETURN_IF_ERROR(PlanBox(geom_, box, filter, &scratch.plan), frame_.path());

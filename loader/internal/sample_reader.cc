@@ -47,8 +47,8 @@ bool SampleReader::ReadRun(ReadRound& round, const SampleRead& read, const Piece
                        std::optional<codec::BoxPiece>* failed) -> Status {
                      for (int64_t i = run.begin; i < run.end && !round.cancelled(); ++i) {
                        const codec::BoxPiece piece = run.Piece(read.plan, i);
-                       Status st = array.ReadPiece(read.plan, piece, read.dst, out.pad_item,
-                                                   scratch);
+                       Status st =
+                           array.ReadPiece(read.plan, piece, read.dst, out.pad_item, scratch);
                        if (!st.ok()) {
                          *failed = piece;
                          return st;
@@ -80,10 +80,9 @@ void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::B
              ", patch box ", codec::BoxToString(read.box));
   if (piece != nullptr) {
     context += piece->chunk >= 0 ? StrCat(", chunk ", piece->chunk) : ", no chunk";
-    context += StrCat(" (part ",
-                      codec::RegionToString(static_cast<int>(read.box.start.size()), piece->lo,
-                                            piece->hi),
-                      ")");
+    context += StrCat(
+        " (part ",
+        codec::RegionToString(static_cast<int>(read.box.start.size()), piece->lo, piece->hi), ")");
   }
   round.Fail(read.sample, status.WithContext(context));
 }
