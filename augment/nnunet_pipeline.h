@@ -31,6 +31,7 @@
 #include <span>
 #include <vector>
 
+#include "augment/augment_config.h"
 #include "augment/intensity/brightness_contrast.h"
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/gamma.h"
@@ -38,7 +39,6 @@
 #include "augment/intensity/gaussian_noise.h"
 #include "augment/intensity/label_transforms.h"
 #include "augment/intensity/low_resolution.h"
-#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "augment/spatial/mirror.h"
 #include "augment/spatial/spatial_transform.h"

@@ -35,8 +35,8 @@ std::shared_ptr<ForegroundIndex> FromLocations(std::vector<int64_t> spatial_shap
     }
     rows.emplace_back(c.data(), c.data() + c.size());
   }
-  return std::make_shared<ForegroundIndex>(ValueOrThrow(ForegroundIndex::FromLocations(
-      std::move(spatial_shape), std::move(keys), rows, row_length)));
+  return std::make_shared<ForegroundIndex>(ValueOrThrow(
+      ForegroundIndex::FromLocations(std::move(spatial_shape), std::move(keys), rows, row_length)));
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ class FileSource final : public ByteSource {
   std::string name_;
   int fd_;
   uint64_t size_;
-  const std::byte* map_;  // null in pread mode
+  const std::byte* map_;                      // null in pread mode
   std::unique_ptr<MappingFaultGuard> guard_;  // null in pread mode
 };
 

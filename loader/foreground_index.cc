@@ -5,19 +5,19 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
-#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -266,8 +266,8 @@ std::string ForegroundIndex::CachePath(const std::string& cache_dir, const std::
   }
   std::vector<LabelSet> normalized = keys;
   NormalizeKeys(normalized);
-  std::string identity = StrCat(absolute.lexically_normal().string(), "|", seed, "|",
-                                spatial_dims, "|", keys.empty() ? "found" : "given");
+  std::string identity = StrCat(absolute.lexically_normal().string(), "|", seed, "|", spatial_dims,
+                                "|", keys.empty() ? "found" : "given");
   for (const LabelSet& key : normalized) {
     identity += "|";
     for (const int64_t label : key) {

@@ -51,8 +51,7 @@ class ForegroundIndex {
   /// loaders with other settings keep their own. The file records the label map's size and
   /// modification time: a changed label map is rebuilt.
   static std::string CachePath(const std::string& cache_dir, const std::string& seg_path,
-                               const std::vector<LabelSet>& keys, uint64_t seed,
-                               int spatial_dims);
+                               const std::vector<LabelSet>& keys, uint64_t seed, int spatial_dims);
 
   /// Scans the label map at `seg_path`: an integer or bool `.b2nd` array whose last
   /// `spatial_dims` axes are spatial (1 to 5 of them, e.g. (Z, Y, X) or (H, W)); the axes before

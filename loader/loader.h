@@ -52,9 +52,9 @@
 #include "augment/augment_config.h"
 #include "codec/byte_source.h"
 #include "common/result.h"
+#include "loader/batch_view.h"
 #include "loader/dataset.h"
 #include "loader/foreground_index.h"
-#include "loader/batch_view.h"
 #include "loader/metrics.h"
 #include "loader/sampler.h"
 

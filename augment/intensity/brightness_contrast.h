@@ -9,9 +9,9 @@
 
 #include <cstdint>
 
+#include "augment/augment_config.h"
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/random_draws.h"
-#include "augment/augment_config.h"
 #include "augment/sample_view.h"
 #include "common/random.h"
 #include "common/status.h"

@@ -232,8 +232,8 @@ Status AugmentedSamples::WriteTargets(int slot, int64_t sample, SampleView<int16
   const std::vector<ArrayView>& views = parts_.ring.views(slot);
   if (parts_.regions) {
     const SampleView<uint8_t> regions = augment::SampleViewOf<uint8_t>(views[1].Slice(sample));
-    PATCHFEED_RETURN_IF_ERROR(
-        augment::ApplySegmentationToRegions(*parts_.regions, seg, regions), "regions");
+    PATCHFEED_RETURN_IF_ERROR(augment::ApplySegmentationToRegions(*parts_.regions, seg, regions),
+                              "regions");
     for (const TargetArray& t : parts_.targets) {
       PATCHFEED_RETURN_IF_ERROR(
           augment::DownsampleSegNearestExact<uint8_t>(

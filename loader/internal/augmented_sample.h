@@ -37,8 +37,8 @@ class AugmentedSamples {
  private:
   struct Staging {
     augment::NnUNetAugmentScratch pipeline;
-    std::vector<float> image;       ///< the image's window
-    std::vector<int16_t> seg;       ///< the segmentation's window
+    std::vector<float> image;         ///< the image's window
+    std::vector<int16_t> seg;         ///< the segmentation's window
     std::vector<int16_t> seg_labels;  ///< the augmented labels, when the slot holds regions
   };
   /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.

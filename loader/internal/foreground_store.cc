@@ -70,7 +70,8 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   }
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
-  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_);
+  auto loaded =
+      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_);
   if (!loaded.ok()) {
     return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
   }

@@ -25,8 +25,8 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
 
 // nnU-Net's `2d`: a 2-D pipeline over (1, Y, X) crops of 3-D cases.
 bool IsSlab2d(const LoaderConfig& c) {
-  return c.augment && c.augment->pipeline.spatial_dims == 2 &&
-         c.sampler.patch_size.size() == 3 && c.sampler.patch_size[0] == 1;
+  return c.augment && c.augment->pipeline.spatial_dims == 2 && c.sampler.patch_size.size() == 3 &&
+         c.sampler.patch_size[0] == 1;
 }
 
 Status CheckOptions(const LoaderConfig& c) {

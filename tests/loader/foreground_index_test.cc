@@ -276,7 +276,8 @@ TEST(ForegroundIndexTest, SavesLoadsAndCachesOutsideTheDataset) {
                        ForegroundIndex::BuildOrLoad(seg, {}, 8, 3, cache_dir));
   EXPECT_EQ(fresh.keys(), (std::vector<LabelSet>{{1}, {5}}));
   // No cache folder: built every time, saved nowhere.
-  ASSERT_OK_AND_ASSIGN(const ForegroundIndex uncached, ForegroundIndex::BuildOrLoad(seg, {}, 9, 3, ""));
+  ASSERT_OK_AND_ASSIGN(const ForegroundIndex uncached,
+                       ForegroundIndex::BuildOrLoad(seg, {}, 9, 3, ""));
   EXPECT_EQ(uncached.seed(), 9u);
   EXPECT_FALSE(fs::exists(ForegroundIndex::CachePath(cache_dir, seg, {}, 9, 3)));
 }
