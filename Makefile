@@ -123,11 +123,14 @@ bench-python: pip-install
 CXX_SOURCES = $(shell git ls-files '*.cc' '*.h')
 
 # CI's static checks: the layering rule, formatting (clang-format 14, Debian 12's), and a
-# clang build of everything with warnings as errors (GCC's is `make test`).
+# clang build of everything with warnings as errors (GCC's is `make test`). Clang's warnings
+# come from its front end, not the optimiser, so the build runs at -O0 without debug info:
+# the same warnings in a fraction of a Release build's time.
 lint: test-deps
 	tests/check_layering.sh
 	clang-format --dry-run --Werror $(CXX_SOURCES)
-	CC=clang CXX=clang++ $(CMAKE) -S . -B build/clang $(GEN) -DCMAKE_BUILD_TYPE=Release \
+	CC=clang CXX=clang++ $(CMAKE) -S . -B build/clang $(GEN) -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 \
 	  -DPATCHFEED_BUILD_TESTS=ON -DPATCHFEED_BUILD_PYTHON=ON -DPATCHFEED_BUILD_EXAMPLES=ON \
 	  -DPATCHFEED_WERROR=ON
 	$(CMAKE) --build build/clang -j $(JOBS)
