@@ -32,15 +32,40 @@ endfunction()
 
 # patchfeed_cc_library(NAME codec HDRS ... SRCS ... DEPS ... [COPTS ...])
 # makes patchfeed_<NAME> with alias patchfeed::<NAME>; includes are rooted at the repository.
+# Headers are included by their path from the repository root ("codec/nd_reader.h"); installed,
+# that root is <prefix>/include/patchfeed.
+set(PATCHFEED_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/patchfeed)
+
+# Installs `target` into the export set patchfeedTargets as patchfeed::<name>, with the headers
+# of HDRS that are not under an internal/ folder (those stay out of the installed tree: nothing
+# public includes them, tests/install checks it by building against the installed tree alone).
+function(patchfeed_install_library target name)
+  set_target_properties(${target} PROPERTIES EXPORT_NAME ${name})
+  install(TARGETS ${target} EXPORT patchfeedTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev)
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  foreach(header IN LISTS ARGN)
+    if(NOT header MATCHES "(^|/)internal/")
+      get_filename_component(subfolder "${folder}/${header}" DIRECTORY)
+      install(FILES ${header} DESTINATION ${PATCHFEED_INSTALL_INCLUDEDIR}/${subfolder}
+              COMPONENT dev)
+    endif()
+  endforeach()
+endfunction()
+
 function(patchfeed_cc_library)
-  cmake_parse_arguments(PF "" "NAME" "HDRS;SRCS;DEPS;COPTS" ${ARGN})
+  cmake_parse_arguments(PF "NO_INSTALL" "NAME" "HDRS;SRCS;DEPS;COPTS" ${ARGN})
   set(target patchfeed_${PF_NAME})
   add_library(${target} STATIC ${PF_SRCS} ${PF_HDRS})
   add_library(patchfeed::${PF_NAME} ALIAS ${target})
-  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}>
+                                              $<INSTALL_INTERFACE:${PATCHFEED_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PUBLIC ${PF_DEPS})
   target_compile_options(${target} PRIVATE ${PF_COPTS})
   _patchfeed_common_flags(${target})
+  if(NOT PF_NO_INSTALL)
+    patchfeed_install_library(${target} ${PF_NAME} ${PF_HDRS})
+  endif()
 endfunction()
 
 # patchfeed_cc_test(NAME codec_test SRCS ... DEPS ...): a GoogleTest binary registered with ctest.
