@@ -1,6 +1,7 @@
 # The example as an outside user builds and runs it: install patchfeed into a fresh prefix,
 # build this folder against it and libtorch, then
-#   1. train 20 steps on a generated dataset: the loss must fall (last quarter below first);
+#   1. train 20 steps on a generated dataset: every step's tensors are the ring slot's memory
+#      and the loss falls (the last quarter's mean below the first's);
 #   2. train 10 steps, checkpoint, and resume for 10 more: steps 10-19 must see the same
 #      batches (index and voxel checksum) as steps 10-19 of run 1.
 # Run by CTest (examples/CMakeLists.txt).
@@ -35,6 +36,11 @@ run_step("train 10 steps and checkpoint" first ${exe} ${common} --steps 10
          --checkpoint ${WORK_DIR}/ckpt)
 run_step("resume for 10 more" resumed ${exe} ${common} --steps 20 --checkpoint ${WORK_DIR}/ckpt
          --resume)
+
+# 0. Every step's tensors were the slot's memory (the program checks, and says so at the end).
+if(NOT whole MATCHES "zero-copy: every step's tensors were the ring slot's memory")
+  message(FATAL_ERROR "no zero-copy confirmation in:\n${whole}")
+endif()
 
 # 1. The loss falls.
 string(REGEX MATCH "first [0-9]+ steps ([-0-9.]+), last [0-9]+ steps ([-0-9.]+)" _ "${whole}")
