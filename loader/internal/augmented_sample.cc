@@ -172,13 +172,13 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
         items *= e;
       }
       if (o == 0) {
-        staging.image.resize(static_cast<size_t>(items));
-        read_into[o].data = reinterpret_cast<std::byte*>(staging.image.data());
+        read_into[o].data =
+            reinterpret_cast<std::byte*>(staging.image.Reserve(static_cast<size_t>(items)));
       } else if (direct) {  // the patch itself, labels for the region conversion
         read_into[o].data = reinterpret_cast<std::byte*>(staging.seg_labels.data());
       } else {
-        staging.seg.resize(static_cast<size_t>(items));
-        read_into[o].data = reinterpret_cast<std::byte*>(staging.seg.data());
+        read_into[o].data =
+            reinterpret_cast<std::byte*>(staging.seg.Reserve(static_cast<size_t>(items)));
       }
     }
     if (!reader_.ReadBox(round, read, read_into[o], filter)) {

@@ -10,7 +10,9 @@
 /// per sample: its work (a read of ~10 MB and a resampling) balances across the arena, and its
 /// steps depend on each other. Thread-safe: staging is per worker.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -35,10 +37,31 @@ class AugmentedSamples {
   void Run(ReadRound& round, const AugmentedTask& task, const SampleSpec& spec) noexcept;
 
  private:
+  /// Memory for a window that the read then fills: grows to the largest window seen, zeroed
+  /// only when it grows. A std::vector resized to each window zero-filled every size increase,
+  /// and window sizes vary from sample to sample: a memset of megabytes on about half of the
+  /// resampled samples. What the read leaves alone (blocks the footprint skips) holds zeros or
+  /// an earlier window's values, as it did in the vector.
+  template <typename T>
+  class WindowBuffer {
+   public:
+    /// At least `n` elements.
+    T* Reserve(size_t n) {
+      if (n > capacity_) {
+        data_.reset(new T[n]());
+        capacity_ = n;
+      }
+      return data_.get();
+    }
+
+   private:
+    std::unique_ptr<T[]> data_;
+    size_t capacity_ = 0;
+  };
   struct Staging {
     augment::NnUNetAugmentScratch pipeline;
-    std::vector<float> image;         ///< the image's window
-    std::vector<int16_t> seg;         ///< the segmentation's window
+    WindowBuffer<float> image;        ///< the image's window
+    WindowBuffer<int16_t> seg;        ///< the segmentation's window
     std::vector<int16_t> seg_labels;  ///< the augmented labels, when the slot holds regions
   };
   /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.
