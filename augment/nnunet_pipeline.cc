@@ -332,15 +332,47 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
   if (params.low_resolution.apply) {
     PATCHFEED_RETURN_IF_ERROR(ApplyLowResolution(params.low_resolution, image, scratch.intensity));
   }
-  if (params.gamma_inverted.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyGamma(params.gamma_inverted, image));
-  }
-  if (params.gamma.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyGamma(params.gamma, image));
-  }
   const MirrorParams& m = params.mirror;
-  if (m.flip[0] || m.flip[1] || m.flip[2]) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, image));
+  const bool flips = m.flip[0] || m.flip[1] || m.flip[2];
+  // When a gamma is the last intensity transform and mirroring follows, the gamma's last pass
+  // (pointwise) runs inside the mirroring: one pass over those channels instead of two.
+  const GammaParams* last_gamma = params.gamma.apply            ? &params.gamma
+                                  : params.gamma_inverted.apply ? &params.gamma_inverted
+                                                                : nullptr;
+  GammaFinishes finishes;
+  for (const GammaParams* g : {&params.gamma_inverted, &params.gamma}) {
+    if (!g->apply) {
+      continue;
+    }
+    if (flips && g == last_gamma) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyGammaDeferringFinish(*g, image, &finishes));
+    } else {
+      PATCHFEED_RETURN_IF_ERROR(ApplyGamma(*g, image));
+    }
+  }
+  if (flips) {
+    bool deferred = false;
+    for (int64_t c = 0; c < image.channels && c < kMaxChannels; ++c) {
+      deferred |= finishes.pending[c];
+    }
+    if (!deferred) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, image));
+    }
+    for (int64_t c = 0; deferred && c < image.channels; ++c) {
+      const SampleView<float> channel = image.channel(c);
+      if (!finishes.pending[c]) {
+        PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, channel));
+        continue;
+      }
+      const GammaFinish f = finishes.finish[c];
+      if (f.retain) {
+        PATCHFEED_RETURN_IF_ERROR(
+            ApplyMirrorMapped(m, channel, [f](float x) { return f.Retained(x); }));
+      } else {
+        PATCHFEED_RETURN_IF_ERROR(
+            ApplyMirrorMapped(m, channel, [f](float x) { return f.Plain(x); }));
+      }
+    }
     if (seg.channels > 0) {
       PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, seg));
     }

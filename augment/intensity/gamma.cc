@@ -230,7 +230,10 @@ GammaParams DrawGammaParams(CounterRng& rng, const GammaConfig& config, int64_t 
   return p;
 }
 
-Status ApplyGamma(const GammaParams& params, SampleView<float> image) {
+namespace {
+
+// ApplyGamma; with `finishes`, each channel's last pass is returned there instead of applied.
+Status ApplyGammaImpl(const GammaParams& params, SampleView<float> image, GammaFinishes* finishes) {
   if (!params.apply)
     return Status();
   PATCHFEED_RETURN_IF_ERROR(internal_augment::ValidateView(image, "Gamma"));
@@ -284,27 +287,45 @@ Status ApplyGamma(const GammaParams& params, SampleView<float> image) {
     if (!retain && !inv)
       continue;
     // Pass 3: restore statistics (torch: sub mean, mul (std0 / clamp(std)), add mean0, all in
-    // float with float-rounded statistics), then undo the inversion.
-    float mean_here = 0, scale = 1, mean_target = 0;
+    // float with float-rounded statistics), then undo the inversion. The negation is a multiply
+    // by +-1 (exact), so one branch-free loop covers all cases.
+    GammaFinish finish;
+    finish.retain = retain;
     if (retain) {
-      mean_here = static_cast<float>(after.mean());
+      finish.mean_here = static_cast<float>(after.mean());
       const float std_here = static_cast<float>(after.std_unbiased());
-      scale = static_cast<float>(std0) / std::max(std_here, kEps);
-      mean_target = static_cast<float>(mean0);
+      finish.scale = static_cast<float>(std0) / std::max(std_here, kEps);
+      finish.mean_target = static_cast<float>(mean0);
     }
-    // The negation is a multiply by +-1 (exact), so one branch-free loop covers all cases.
-    const float sign = inv ? -1.0f : 1.0f;
+    finish.sign = inv ? -1.0f : 1.0f;
+    if (finishes != nullptr) {
+      finishes->pending[c] = true;
+      finishes->finish[c] = finish;
+      continue;
+    }
     internal_augment::ForEachRow(image, c, [&](float* x, int64_t n, int64_t stride) {
       if (retain) {
         for (int64_t i = 0; i < n; ++i)
-          x[i * stride] = ((x[i * stride] - mean_here) * scale + mean_target) * sign;
+          x[i * stride] = finish.Retained(x[i * stride]);
       } else {
         for (int64_t i = 0; i < n; ++i)
-          x[i * stride] *= sign;
+          x[i * stride] = finish.Plain(x[i * stride]);
       }
     });
   }
   return Status();
+}
+
+}  // namespace
+
+Status ApplyGamma(const GammaParams& params, SampleView<float> image) {
+  return ApplyGammaImpl(params, image, nullptr);
+}
+
+Status ApplyGammaDeferringFinish(const GammaParams& params, SampleView<float> image,
+                                 GammaFinishes* finishes) {
+  *finishes = GammaFinishes();
+  return ApplyGammaImpl(params, image, finishes);
 }
 
 }  // namespace patchfeed::augment

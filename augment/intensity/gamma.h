@@ -40,6 +40,35 @@ GammaParams DrawGammaParams(CounterRng& rng, const GammaConfig& config, int64_t 
 /// float reductions by about 1e-7 relative.
 Status ApplyGamma(const GammaParams& params, SampleView<float> image);
 
+/// The last pass of ApplyGamma on one channel, where it has one (statistics retained or the
+/// image inverted), as a pointwise map: `x <- ((x - mean_here) * scale + mean_target) * sign`,
+/// or `x <- x * sign` without retained statistics.
+struct GammaFinish {
+  bool retain = false;
+  float mean_here = 0;
+  float scale = 1;
+  float mean_target = 0;
+  float sign = 1;
+
+  /// The map with retained statistics, and without (loops pick one outside, so they vectorise).
+  float Retained(float x) const { return ((x - mean_here) * scale + mean_target) * sign; }
+  float Plain(float x) const { return x * sign; }
+  float operator()(float x) const { return retain ? Retained(x) : Plain(x); }
+};
+
+/// Which channels ApplyGammaDeferringFinish left a last pass to, and that pass.
+struct GammaFinishes {
+  bool pending[kMaxChannels] = {};
+  GammaFinish finish[kMaxChannels];
+};
+
+/// ApplyGamma without the last pass of each channel: that pass is returned in `finishes` for
+/// the caller to fold into a pass of its own over the channel (the pipeline folds it into
+/// mirroring, one pass over memory instead of two). Applying `finishes->finish[c]` to every
+/// voxel of each channel with `finishes->pending[c]` gives exactly ApplyGamma's values.
+Status ApplyGammaDeferringFinish(const GammaParams& params, SampleView<float> image,
+                                 GammaFinishes* finishes);
+
 }  // namespace patchfeed::augment
 
 #endif  // PATCHFEED_AUGMENT_INTENSITY_GAMMA_H_

@@ -47,53 +47,10 @@ MirrorParams DrawMirrorParams(CounterRng& rng, int spatial_dims) {
 template <typename T>
 Status ApplyMirror(const MirrorParams& params, SampleView<T> data) {
   PATCHFEED_RETURN_IF_ERROR(CheckDims(data));
-  // One pass for all flips: the combined flip maps row (a, b) to row (a', b'), reversed when
-  // the last axis flips. Each pair of distinct rows is swapped once (from the lower one), a row
-  // that maps to itself is reversed in place. 2D views have the rows on axis 0.
-  const int last = data.spatial_dims - 1;
-  const int64_t n0 = data.spatial_dims == 3 ? data.shape[0] : 1;
-  const int64_t n1 = data.shape[last - 1];
-  const int64_t n = data.shape[last];
-  const int64_t s0 = data.spatial_dims == 3 ? data.strides[0] : 0;
-  const int64_t s1 = data.strides[last - 1];
-  const int64_t s = data.strides[last];
-  const bool f0 = data.spatial_dims == 3 && params.flip[0];
-  const bool f1 = params.flip[static_cast<size_t>(last - 1)];
-  const bool f2 = params.flip[static_cast<size_t>(last)];
-  if (!f0 && !f1 && !f2) {
+  if (!params.flip[0] && !params.flip[1] && !(data.spatial_dims == 3 && params.flip[2])) {
     return Status::Ok();
   }
-  for (int64_t c = 0; c < data.channels; ++c) {
-    T* base = data.data + c * data.channel_stride;
-    for (int64_t a = 0; a < n0; ++a) {
-      const int64_t a2 = f0 ? n0 - 1 - a : a;
-      for (int64_t b = 0; b < n1; ++b) {
-        const int64_t b2 = f1 ? n1 - 1 - b : b;
-        const int64_t r = a * n1 + b, r2 = a2 * n1 + b2;
-        if (r2 < r) {
-          continue;  // swapped from its partner already
-        }
-        T* x = base + a * s0 + b * s1;
-        T* y = base + a2 * s0 + b2 * s1;
-        if (r2 == r) {
-          if (f2) {
-            for (int64_t e = 0, g = n - 1; e < g; ++e, --g) {
-              std::swap(x[e * s], x[g * s]);
-            }
-          }
-        } else if (f2) {
-          for (int64_t e = 0; e < n; ++e) {
-            std::swap(x[e * s], y[(n - 1 - e) * s]);
-          }
-        } else {
-          for (int64_t e = 0; e < n; ++e) {
-            std::swap(x[e * s], y[e * s]);
-          }
-        }
-      }
-    }
-  }
-  return Status::Ok();
+  return ApplyMirrorMapped(params, data, [](T v) { return v; });
 }
 
 template <typename T>

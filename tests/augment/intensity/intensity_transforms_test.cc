@@ -3,7 +3,9 @@
 // kernel rules, and the resize index rules. Differential tests against batchgeneratorsv2
 // live in tests/python/test_augment_intensity.py.
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <vector>
 
@@ -288,6 +290,38 @@ TEST(Gamma, RetainStatsKeepsMeanAndUnbiasedStd) {
   const auto after = moments(x);
   EXPECT_NEAR(after.first, before.first, 1e-5);
   EXPECT_NEAR(after.second, before.second, 1e-5);
+}
+
+TEST(Gamma, DeferredFinishGivesApplyGammasValues) {
+  // Four channels: plain, retained statistics, inverted, both; one not selected.
+  const std::vector<float> src = Random(4 * 600, 11);
+  GammaParams p;
+  p.apply = true;
+  p.channels = All(4);
+  p.channels.selected[3] = false;
+  p.gamma[0] = 1.3f;
+  p.gamma[1] = 0.8f;
+  p.gamma[2] = 1.1f;
+  p.retain_stats[1] = p.retain_stats[2] = true;
+  p.invert[2] = true;
+  std::vector<float> expected = src;
+  ASSERT_TRUE(ApplyGamma(p, View(expected, 4, {20, 30})).ok());
+  std::vector<float> deferred = src;
+  GammaFinishes finishes;
+  ASSERT_TRUE(ApplyGammaDeferringFinish(p, View(deferred, 4, {20, 30}), &finishes).ok());
+  EXPECT_THAT(finishes.pending, ::testing::ElementsAreArray({false, true, true, false, false, false,
+                                                             false, false, false, false, false,
+                                                             false, false, false, false, false}));
+  for (int64_t c = 0; c < 4; ++c) {
+    if (!finishes.pending[c])
+      continue;
+    for (int64_t i = 0; i < 600; ++i) {
+      float& v = deferred[static_cast<size_t>(c * 600 + i)];
+      v = finishes.finish[c](v);
+    }
+  }
+  for (size_t i = 0; i < src.size(); ++i)
+    ASSERT_EQ(std::bit_cast<uint32_t>(deferred[i]), std::bit_cast<uint32_t>(expected[i])) << i;
 }
 
 TEST(Gamma, ConstantChannelStaysFinite) {

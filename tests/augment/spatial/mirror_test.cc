@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <numeric>
+#include <span>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -53,6 +54,47 @@ TEST(MirrorTest, FlipsInt16In2D) {
   ASSERT_OK(ApplyMirror(MirrorParams{{false, true, false}},
                         SampleView<int16_t>::Contiguous(data.data(), 1, shape)));
   EXPECT_THAT(data, ::testing::ElementsAre(4, 5, 2, 3, 0, 1));
+}
+
+TEST(MirrorTest, MappedEqualsMapThenMirror) {
+  // Odd and even extents (a self-mapped row has a middle element or not), 3D and 2D, and a
+  // strided view (the last axis not unit-stride).
+  const int64_t shape3[3] = {3, 4, 5};
+  const int64_t shape2[2] = {5, 4};
+  const auto f = [](float x) { return 2.0f * x + 1.0f; };
+  for (int dims : {2, 3}) {
+    const int64_t* shape = dims == 3 ? shape3 : shape2;
+    const int64_t n = dims == 3 ? 60 : 20;
+    for (int mask = 0; mask < 8; ++mask) {
+      const MirrorParams p{{(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0}};
+      std::vector<float> src(2 * n);
+      std::iota(src.begin(), src.end(), 0.0f);
+      std::vector<float> expected = src;
+      for (float& v : expected) {
+        v = f(v);
+      }
+      ASSERT_OK(ApplyMirror(
+          p, SampleView<float>::Contiguous(expected.data(), 2, std::span(shape, dims))));
+      std::vector<float> fused = src;
+      ASSERT_OK(ApplyMirrorMapped(
+          p, SampleView<float>::Contiguous(fused.data(), 2, std::span(shape, dims)), f));
+      EXPECT_EQ(fused, expected) << dims << "D, flips " << mask;
+      // The same through a view with the last axis at stride 2 (every other element).
+      std::vector<float> wide(4 * n, -7.0f), wide_expected(4 * n, -7.0f);
+      for (int64_t i = 0; i < 2 * n; ++i) {
+        wide[static_cast<size_t>(2 * i)] = src[static_cast<size_t>(i)];
+        wide_expected[static_cast<size_t>(2 * i)] = expected[static_cast<size_t>(i)];
+      }
+      SampleView<float> strided =
+          SampleView<float>::Contiguous(wide.data(), 2, std::span(shape, dims));
+      strided.channel_stride *= 2;
+      for (int d = 0; d < dims; ++d) {
+        strided.strides[d] *= 2;
+      }
+      ASSERT_OK(ApplyMirrorMapped(p, strided, f));
+      EXPECT_EQ(wide, wide_expected) << dims << "D strided, flips " << mask;
+    }
+  }
 }
 
 TEST(MirrorTest, RejectsMismatchedOutput) {
