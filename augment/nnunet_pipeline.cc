@@ -373,7 +373,15 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
             ApplyMirrorMapped(m, channel, [f](float x) { return f.Plain(x); }));
       }
     }
-    if (seg.channels > 0) {
+  }
+  // Label removal (-1 -> 0, pointwise) runs inside the segmentation's mirroring unless masking,
+  // which reads the -1s, comes between them.
+  const bool fold_removal = flips && config.remove_label && config.mask_channels.empty();
+  if (flips && seg.channels > 0) {
+    if (fold_removal) {
+      PATCHFEED_RETURN_IF_ERROR(
+          ApplyMirrorMapped(m, seg, [](int16_t v) { return v == int16_t{-1} ? int16_t{0} : v; }));
+    } else {
       PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, seg));
     }
   }
@@ -381,7 +389,7 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
     if (!config.mask_channels.empty()) {
       PATCHFEED_RETURN_IF_ERROR(ApplyMaskImage(config.mask_channels, seg, image));
     }
-    if (config.remove_label) {
+    if (config.remove_label && !fold_removal) {
       PATCHFEED_RETURN_IF_ERROR(ApplyRemoveLabel(seg));
     }
   }
