@@ -259,14 +259,16 @@ inline __m128 LoadFloatPair(const float* p) {
   return _mm_loadl_pi(_mm_setzero_ps(), reinterpret_cast<const __m64*>(p));
 }
 
-// Voxels j..j+3 of a 3D row, all interior, input with unit stride along the last axis, at
-// p0..p3 (neighbour 0 of each voxel); w[k] holds neighbour k's weights of the four. The two
-// neighbours along the last axis are adjacent, so each voxel needs 4 pair loads instead of 8
+// Voxels j..j+3 of a 3D row, all interior, input with unit stride along the last axis. The
+// two neighbours along that axis are adjacent, so each voxel needs 4 pair loads instead of 8
 // loads; lanes are voxels and the sum runs over neighbours in torch's order, so every lane
 // rounds exactly like the scalar loop.
-inline __m128 InterpolateFourInterior3D(const float* p0, const float* p1, const float* p2,
-                                        const float* p3, const __m128 (&w)[8], int64_t s0,
+inline __m128 InterpolateFourInterior3D(const float* in, const Row& row, int j, int64_t s0,
                                         int64_t s1) {
+  const float* p0 = in + row.offset[j];
+  const float* p1 = in + row.offset[j + 1];
+  const float* p2 = in + row.offset[j + 2];
+  const float* p3 = in + row.offset[j + 3];
   const int64_t rel[4] = {0, s1, s0, s0 + s1};
   __m128 acc = _mm_setzero_ps();
   for (int q = 0; q < 4; ++q) {
@@ -278,37 +280,47 @@ inline __m128 InterpolateFourInterior3D(const float* p0, const float* p1, const 
     const __m128 cd = _mm_unpacklo_ps(c, d);     // c0 d0 c1 d1
     const __m128 lower = _mm_movelh_ps(ab, cd);  // a0 b0 c0 d0
     const __m128 upper = _mm_movehl_ps(cd, ab);  // a1 b1 c1 d1
-    acc = _mm_add_ps(acc, _mm_mul_ps(lower, w[2 * q]));
-    acc = _mm_add_ps(acc, _mm_mul_ps(upper, w[2 * q + 1]));
+    acc = _mm_add_ps(acc, _mm_mul_ps(lower, _mm_loadu_ps(&row.weight[2 * q][j])));
+    acc = _mm_add_ps(acc, _mm_mul_ps(upper, _mm_loadu_ps(&row.weight[2 * q + 1][j])));
   }
   return acc;
 }
-
-inline void StoreFour(__m128 v, float* out, int64_t out_stride) {
-  if (out_stride == 1) {
-    _mm_storeu_ps(out, v);
-  } else {
-    alignas(16) float lanes[4];
-    _mm_store_ps(lanes, v);
-    for (int l = 0; l < 4; ++l) {
-      out[l * out_stride] = lanes[l];
-    }
-  }
-}
 #endif
 
-// Voxels `first`.. of a row of one channel: the scalar loop (any stride, border voxels).
 template <int D>
-void ResampleImageRowFrom(const Row& row, const Geometry& geo, const float* in,
-                          const std::array<int64_t, 3>& st, float* out, int64_t out_stride,
-                          int first) {
+void ResampleImageRow(const Row& row, const Geometry& geo, const float* in,
+                      const std::array<int64_t, 3>& st, float* out, int64_t out_stride) {
   constexpr int kNeighbours = 1 << D;
   int64_t rel[kNeighbours];
   for (int k = 0; k < kNeighbours; ++k) {
     const int32_t zero[3] = {0, 0, 0};
     rel[k] = NeighbourOffset<D>(k, zero, st);
   }
-  for (int j = first; j < row.size; ++j) {
+  int j = 0;
+#if defined(__SSE2__)
+  if constexpr (D == 3) {
+    if (st[2] == 1) {
+      for (; j + 4 <= row.size; j += 4) {
+        uint32_t flags4;
+        std::memcpy(&flags4, &row.flags[j], sizeof(flags4));
+        if ((flags4 & 0x01010101u) != 0x01010101u) {  // kInterior in all four
+          break;
+        }
+        const __m128 v = InterpolateFourInterior3D(in, row, j, st[0], st[1]);
+        if (out_stride == 1) {
+          _mm_storeu_ps(out + j, v);
+        } else {
+          alignas(16) float lanes[4];
+          _mm_store_ps(lanes, v);
+          for (int l = 0; l < 4; ++l) {
+            out[(j + l) * out_stride] = lanes[l];
+          }
+        }
+      }
+    }
+  }
+#endif
+  for (; j < row.size; ++j) {
     float acc = 0.0f;
     if (row.flags[j] & kInterior) [[likely]] {
       const float* p = in + row.offset[j];
@@ -327,46 +339,6 @@ void ResampleImageRowFrom(const Row& row, const Geometry& geo, const float* in,
       }
     }
     out[j * out_stride] = acc;
-  }
-}
-
-// One row segment of every image channel: channel c reads `in + c * in_channel_stride` and
-// writes `out + c * out_channel_stride`. The leading groups of four interior voxels run
-// vectorised with their weights and input addresses loaded once for all channels; from the
-// first group with a border voxel on, each channel runs the scalar loop.
-template <int D>
-void ResampleImageRows(const Row& row, const Geometry& geo, const float* in,
-                       int64_t in_channel_stride, const std::array<int64_t, 3>& st, float* out,
-                       int64_t out_channel_stride, int64_t out_stride, int64_t channels) {
-  int j = 0;
-#if defined(__SSE2__)
-  if constexpr (D == 3) {
-    if (st[2] == 1) {
-      for (; j + 4 <= row.size; j += 4) {
-        uint32_t flags4;
-        std::memcpy(&flags4, &row.flags[j], sizeof(flags4));
-        if ((flags4 & 0x01010101u) != 0x01010101u) {  // kInterior in all four
-          break;
-        }
-        __m128 w[8];
-        for (int k = 0; k < 8; ++k) {
-          w[k] = _mm_loadu_ps(&row.weight[k][j]);
-        }
-        const int64_t o0 = row.offset[j], o1 = row.offset[j + 1];
-        const int64_t o2 = row.offset[j + 2], o3 = row.offset[j + 3];
-        for (int64_t c = 0; c < channels; ++c) {
-          const float* p = in + c * in_channel_stride;
-          const __m128 v =
-              InterpolateFourInterior3D(p + o0, p + o1, p + o2, p + o3, w, st[0], st[1]);
-          StoreFour(v, out + c * out_channel_stride + j * out_stride, out_stride);
-        }
-      }
-    }
-  }
-#endif
-  for (int64_t c = 0; c < channels; ++c) {
-    ResampleImageRowFrom<D>(row, geo, in + c * in_channel_stride, st, out + c * out_channel_stride,
-                            out_stride, j);
   }
 }
 
@@ -561,10 +533,10 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
     if (image_out.channels > 0) {
       ComputeOffsets<D>(row, image_in.strides);
     }
-    if (image_out.channels > 0) {
-      float* out = D == 3 ? &image_out.at(0, a, b, j0) : &image_out.at(0, a, j0);
-      ResampleImageRows<D>(row, geo, image_in.data, image_in.channel_stride, image_in.strides, out,
-                           image_out.channel_stride, image_stride, image_out.channels);
+    for (int64_t c = 0; c < image_out.channels; ++c) {
+      float* out = D == 3 ? &image_out.at(c, a, b, j0) : &image_out.at(c, a, j0);
+      ResampleImageRow<D>(row, geo, image_in.data + c * image_in.channel_stride, image_in.strides,
+                          out, image_stride);
     }
     for (int64_t c = 0; c < seg_out.channels; ++c) {
       int16_t* out = D == 3 ? &seg_out.at(c, a, b, j0) : &seg_out.at(c, a, j0);
