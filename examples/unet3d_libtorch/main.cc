@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <numbers>
@@ -275,8 +276,13 @@ Status Train(const Options& o) {
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(0.99).nesterov(true).weight_decay(3e-5));
   if (o.resume) {
-    torch::load(model, o.checkpoint + "/model.pt");
-    torch::load(optimizer, o.checkpoint + "/optimizer.pt");
+    try {
+      torch::load(model, o.checkpoint + "/model.pt");
+      torch::load(optimizer, o.checkpoint + "/optimizer.pt");
+    } catch (const c10::Error& e) {
+      return patchfeed::InvalidArgumentError(
+          StrCat("cannot resume from ", o.checkpoint, ": ", e.what_without_backtrace()));
+    }
   }
 
   std::signal(SIGINT, OnSigint);
@@ -297,6 +303,14 @@ Status Train(const Options& o) {
     const auto t1 = Clock::now();
     const torch::Tensor& image = *batch.find("image");
     const torch::Tensor target = batch.find("seg")->squeeze(1).to(torch::kLong);
+    // Labels outside [0, classes) would make one_hot and cross_entropy throw mid-step: say
+    // which batch and which label instead.
+    const int64_t max_label = target.max().item<int64_t>();
+    if (max_label >= o.classes || target.min().item<int64_t>() < 0) {
+      return patchfeed::InvalidArgumentError(
+          StrCat("epoch ", epoch, ", batch ", batch_index, ": label ", max_label, " outside [0, ",
+                 o.classes, "); pass --classes ", max_label + 1, " or more"));
+    }
     if (o.print_batches) {
       // What the step saw: its batch and a checksum of the voxels (equal for equal batches).
       std::printf("batch step %lld epoch %lld index %lld sum %.6e\n", static_cast<long long>(step),
@@ -359,7 +373,14 @@ int main(int argc, char** argv) {
                  "         [--checkpoint FOLDER [--resume]] [--print-batches]\n");
     return 2;
   }
-  const Status status = Train(o);
+  Status status;
+  try {
+    status = Train(o);
+  } catch (const c10::Error& e) {  // torch reports its errors by throwing
+    status = patchfeed::InternalError(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    status = patchfeed::InternalError(e.what());
+  }
   if (!status.ok()) {
     std::fprintf(stderr, "unet3d_libtorch: %s\n", status.ToString().c_str());
     return 1;
