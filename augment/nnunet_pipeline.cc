@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -77,6 +78,103 @@ std::string PythonFloat(double v) {
   if (s.find_first_not_of("-0123456789") == std::string::npos)
     s += ".0";
   return s;
+}
+
+// The draws of channel `c` alone, for a view of that channel (index 0). Channels past
+// kMaxChannels have no draws: unselected.
+ChannelMask OneChannel(const ChannelMask& m, int64_t c) {
+  ChannelMask one;
+  one.channels = 1;
+  one.selected[0] = c < kMaxChannels && m.selected[c];
+  return one;
+}
+
+template <typename Params, typename MoveChannel>
+Params OneChannel(const Params& p, int64_t c, MoveChannel move) {
+  Params one = p;
+  one.channels = OneChannel(p.channels, c);
+  if (c < kMaxChannels) {
+    move(one, p, static_cast<size_t>(c));
+  }
+  return one;
+}
+
+GaussianBlurParams OneChannel(const GaussianBlurParams& p, int64_t c) {
+  return OneChannel(p, c, [](auto& one, const auto& all, size_t k) {
+    std::copy(std::begin(all.sigma[k]), std::end(all.sigma[k]), one.sigma[0]);
+  });
+}
+BrightnessParams OneChannel(const BrightnessParams& p, int64_t c) {
+  return OneChannel(
+      p, c, [](auto& one, const auto& all, size_t k) { one.multiplier[0] = all.multiplier[k]; });
+}
+ContrastParams OneChannel(const ContrastParams& p, int64_t c) {
+  return OneChannel(p, c,
+                    [](auto& one, const auto& all, size_t k) { one.factor[0] = all.factor[k]; });
+}
+LowResolutionParams OneChannel(const LowResolutionParams& p, int64_t c) {
+  return OneChannel(p, c, [](auto& one, const auto& all, size_t k) {
+    std::copy(std::begin(all.zoom[k]), std::end(all.zoom[k]), one.zoom[0]);
+  });
+}
+GammaParams OneChannel(const GammaParams& p, int64_t c) {
+  return OneChannel(p, c, [](auto& one, const auto& all, size_t k) {
+    one.invert[0] = all.invert[k];
+    one.retain_stats[0] = all.retain_stats[k];
+    one.gamma[0] = all.gamma[k];
+  });
+}
+
+// nnU-Net's transforms after the spatial one, up to and including the mirroring, on image
+// channel `c`. When a gamma is the last intensity transform and mirroring follows, the gamma's
+// last pass (pointwise) runs inside the mirroring: one pass over the channel instead of two.
+Status AugmentImageChannel(const NnUNetAugmentParams& params, const StreamId& sample,
+                           SampleView<float> image, int64_t c, AugmentScratch& scratch) {
+  const SampleView<float> channel = image.channel(c);
+  if (params.noise.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianNoiseToChannel(
+        params.noise, StreamFor(sample, Stream::kNoiseField), image, c));
+  }
+  if (params.blur.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianBlur(OneChannel(params.blur, c), channel, scratch));
+  }
+  if (params.brightness.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyBrightness(OneChannel(params.brightness, c), channel));
+  }
+  if (params.contrast.apply) {
+    PATCHFEED_RETURN_IF_ERROR(ApplyContrast(OneChannel(params.contrast, c), channel));
+  }
+  if (params.low_resolution.apply) {
+    PATCHFEED_RETURN_IF_ERROR(
+        ApplyLowResolution(OneChannel(params.low_resolution, c), channel, scratch));
+  }
+  const MirrorParams& m = params.mirror;
+  const bool flips = m.flip[0] || m.flip[1] || m.flip[2];
+  const GammaParams* last_gamma = params.gamma.apply            ? &params.gamma
+                                  : params.gamma_inverted.apply ? &params.gamma_inverted
+                                                                : nullptr;
+  GammaFinishes finishes;
+  for (const GammaParams* g : {&params.gamma_inverted, &params.gamma}) {
+    if (!g->apply) {
+      continue;
+    }
+    if (flips && g == last_gamma) {
+      PATCHFEED_RETURN_IF_ERROR(ApplyGammaDeferringFinish(OneChannel(*g, c), channel, &finishes));
+    } else {
+      PATCHFEED_RETURN_IF_ERROR(ApplyGamma(OneChannel(*g, c), channel));
+    }
+  }
+  if (!flips) {
+    return Status::Ok();
+  }
+  if (!finishes.pending[0]) {
+    return ApplyMirror(m, channel);
+  }
+  const GammaFinish f = finishes.finish[0];
+  if (f.retain) {
+    return ApplyMirrorMapped(m, channel, [f](float x) { return f.Retained(x); });
+  }
+  return ApplyMirrorMapped(m, channel, [f](float x) { return f.Plain(x); });
 }
 
 }  // namespace
@@ -191,10 +289,10 @@ NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
 Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                           SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
                           SampleView<float> image_out, SampleView<int16_t> seg_out,
-                          NnUNetAugmentScratch& scratch) {
+                          NnUNetAugmentScratch& scratch, const PieceRunner& pieces) {
   if (!config.dummy_2d) {
     return ApplySpatialTransform(params.spatial, config.spatial, image_crop, seg_crop, image_out,
-                                 seg_out, scratch.spatial);
+                                 seg_out, scratch.spatial, pieces);
   }
   PATCHFEED_ASSIGN_OR_RETURN(auto image_in2, As2D(image_crop, "image crop"));
   PATCHFEED_ASSIGN_OR_RETURN(auto image_out2, As2D(image_out, "image output"));
@@ -210,7 +308,7 @@ Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugment
     PATCHFEED_ASSIGN_OR_RETURN(seg_out2, As2D(seg_out, "segmentation output"));
   }
   return ApplySpatialTransform(params.spatial, config.spatial, image_in2, seg_in2, image_out2,
-                               seg_out2, scratch.spatial);
+                               seg_out2, scratch.spatial, pieces);
 }
 
 CropWindow NnUNetSpatialWindow(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
@@ -275,15 +373,16 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
                                 std::span<const int64_t> crop_shape, const CropWindow& window,
                                 SampleView<const float> image_window,
                                 SampleView<const int16_t> seg_window, SampleView<float> image_out,
-                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch) {
+                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch,
+                                const PieceRunner& pieces) {
   bool whole = true;
   for (int d = 0; d < config.spatial_dims; ++d) {
     const auto i = static_cast<size_t>(d);
     whole &= window.origin[i] == 0 && window.shape[i] == crop_shape[i];
   }
   if (whole) {
-    return ApplyNnUNetSpatial(params, config, image_window, seg_window, image_out, seg_out,
-                              scratch);
+    return ApplyNnUNetSpatial(params, config, image_window, seg_window, image_out, seg_out, scratch,
+                              pieces);
   }
   if (!params.spatial.transforms()) {
     // The crop path's window is the patch itself.
@@ -299,7 +398,7 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
   const std::span<const int64_t> origin2(window.origin.data() + first, static_cast<size_t>(tdims));
   if (!config.dummy_2d) {
     return ApplySpatialTransformWindow(params.spatial, config.spatial, crop2, origin2, image_window,
-                                       seg_window, image_out, seg_out, scratch.spatial);
+                                       seg_window, image_out, seg_out, scratch.spatial, pieces);
   }
   PATCHFEED_ASSIGN_OR_RETURN(auto image_in2, As2D(image_window, "image window"));
   PATCHFEED_ASSIGN_OR_RETURN(auto image_out2, As2D(image_out, "image output"));
@@ -310,80 +409,40 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
     PATCHFEED_ASSIGN_OR_RETURN(seg_out2, As2D(seg_out, "segmentation output"));
   }
   return ApplySpatialTransformWindow(params.spatial, config.spatial, crop2, origin2, image_in2,
-                                     seg_in2, image_out2, seg_out2, scratch.spatial);
+                                     seg_in2, image_out2, seg_out2, scratch.spatial, pieces);
 }
 
 Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                                const StreamId& sample, SampleView<float> image,
-                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch) {
-  if (params.noise.apply) {
-    CounterRng field = StreamFor(sample, Stream::kNoiseField);
-    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianNoise(params.noise, field, image));
-  }
-  if (params.blur.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyGaussianBlur(params.blur, image, scratch.intensity));
-  }
-  if (params.brightness.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyBrightness(params.brightness, image));
-  }
-  if (params.contrast.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyContrast(params.contrast, image));
-  }
-  if (params.low_resolution.apply) {
-    PATCHFEED_RETURN_IF_ERROR(ApplyLowResolution(params.low_resolution, image, scratch.intensity));
-  }
+                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch,
+                               const PieceRunner& pieces) {
+  // Every transform up to the mirroring works on each image channel alone, with that channel's
+  // draws: a channel is one piece, the segmentation's mirroring another. Masking reads both, so
+  // it follows them.
   const MirrorParams& m = params.mirror;
   const bool flips = m.flip[0] || m.flip[1] || m.flip[2];
-  // When a gamma is the last intensity transform and mirroring follows, the gamma's last pass
-  // (pointwise) runs inside the mirroring: one pass over those channels instead of two.
-  const GammaParams* last_gamma = params.gamma.apply            ? &params.gamma
-                                  : params.gamma_inverted.apply ? &params.gamma_inverted
-                                                                : nullptr;
-  GammaFinishes finishes;
-  for (const GammaParams* g : {&params.gamma_inverted, &params.gamma}) {
-    if (!g->apply) {
-      continue;
-    }
-    if (flips && g == last_gamma) {
-      PATCHFEED_RETURN_IF_ERROR(ApplyGammaDeferringFinish(*g, image, &finishes));
-    } else {
-      PATCHFEED_RETURN_IF_ERROR(ApplyGamma(*g, image));
-    }
-  }
-  if (flips) {
-    bool deferred = false;
-    for (int64_t c = 0; c < image.channels && c < kMaxChannels; ++c) {
-      deferred |= finishes.pending[c];
-    }
-    if (!deferred) {
-      PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, image));
-    }
-    for (int64_t c = 0; deferred && c < image.channels; ++c) {
-      const SampleView<float> channel = image.channel(c);
-      if (!finishes.pending[c]) {
-        PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, channel));
-        continue;
-      }
-      const GammaFinish f = finishes.finish[c];
-      if (f.retain) {
-        PATCHFEED_RETURN_IF_ERROR(
-            ApplyMirrorMapped(m, channel, [f](float x) { return f.Retained(x); }));
-      } else {
-        PATCHFEED_RETURN_IF_ERROR(
-            ApplyMirrorMapped(m, channel, [f](float x) { return f.Plain(x); }));
-      }
-    }
-  }
   // Label removal (-1 -> 0, pointwise) runs inside the segmentation's mirroring unless masking,
   // which reads the -1s, comes between them.
   const bool fold_removal = flips && config.remove_label && config.mask_channels.empty();
-  if (flips && seg.channels > 0) {
-    if (fold_removal) {
-      PATCHFEED_RETURN_IF_ERROR(
-          ApplyMirrorMapped(m, seg, [](int16_t v) { return v == int16_t{-1} ? int16_t{0} : v; }));
+  const int64_t channels = image.channels;
+  const bool seg_piece = flips && seg.channels > 0;
+  const int64_t count = channels + (seg_piece ? 1 : 0);
+  if (scratch.channel.size() < static_cast<size_t>(channels)) {
+    scratch.channel.resize(static_cast<size_t>(channels));
+  }
+  scratch.piece_status.assign(static_cast<size_t>(count), Status::Ok());
+  pieces.ForEach(count, [&](int64_t i) {
+    Status& st = scratch.piece_status[static_cast<size_t>(i)];
+    if (i < channels) {
+      st = AugmentImageChannel(params, sample, image, i, scratch.channel[static_cast<size_t>(i)]);
+    } else if (fold_removal) {
+      st = ApplyMirrorMapped(m, seg, [](int16_t v) { return v == int16_t{-1} ? int16_t{0} : v; });
     } else {
-      PATCHFEED_RETURN_IF_ERROR(ApplyMirror(m, seg));
+      st = ApplyMirror(m, seg);
     }
+  });
+  for (const Status& st : scratch.piece_status) {
+    PATCHFEED_RETURN_IF_ERROR(st);
   }
   if (seg.channels > 0) {
     if (!config.mask_channels.empty()) {
@@ -399,10 +458,11 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
 Status ApplyNnUNetAugment(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                           const StreamId& sample, SampleView<const float> image_crop,
                           SampleView<const int16_t> seg_crop, SampleView<float> image_out,
-                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch) {
-  PATCHFEED_RETURN_IF_ERROR(
-      ApplyNnUNetSpatial(params, config, image_crop, seg_crop, image_out, seg_out, scratch));
-  return ApplyNnUNetAfterSpatial(params, config, sample, image_out, seg_out, scratch);
+                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch,
+                          const PieceRunner& pieces) {
+  PATCHFEED_RETURN_IF_ERROR(ApplyNnUNetSpatial(params, config, image_crop, seg_crop, image_out,
+                                               seg_out, scratch, pieces));
+  return ApplyNnUNetAfterSpatial(params, config, sample, image_out, seg_out, scratch, pieces);
 }
 
 }  // namespace patchfeed::augment

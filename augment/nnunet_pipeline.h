@@ -39,6 +39,7 @@
 #include "augment/intensity/gaussian_noise.h"
 #include "augment/intensity/label_transforms.h"
 #include "augment/intensity/low_resolution.h"
+#include "augment/piece_runner.h"
 #include "augment/sample_view.h"
 #include "augment/spatial/mirror.h"
 #include "augment/spatial/spatial_transform.h"
@@ -65,18 +66,21 @@ struct NnUNetAugmentParams {
 NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
                                             const StreamId& sample, int64_t channels);
 
-/// Reusable per-thread buffers.
+/// Reusable buffers of one sample's work at a time.
 struct NnUNetAugmentScratch {
   SpatialScratch spatial;
   AugmentScratch intensity;
+  std::vector<AugmentScratch> channel;  ///< per image channel (ApplyNnUNetAfterSpatial's pieces)
+  std::vector<Status> piece_status;
 };
 
 /// The spatial step: the transformed patch of the crop, written into `image_out`/`seg_out`
 /// (shape config.patch_size). `seg_crop`/`seg_out` may have 0 channels (no segmentation).
+/// The resampling's pieces run through `pieces` (see ApplySpatialTransform).
 Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                           SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
                           SampleView<float> image_out, SampleView<int16_t> seg_out,
-                          NnUNetAugmentScratch& scratch);
+                          NnUNetAugmentScratch& scratch, const PieceRunner& pieces = PieceRunner());
 
 /// A box of the crop, in crop voxel coordinates: [origin, origin + shape) per spatial axis.
 struct CropWindow {
@@ -100,19 +104,23 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
                                 std::span<const int64_t> crop_shape, const CropWindow& window,
                                 SampleView<const float> image_window,
                                 SampleView<const int16_t> seg_window, SampleView<float> image_out,
-                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch);
+                                SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch,
+                                const PieceRunner& pieces = PieceRunner());
 
 /// Every step after the spatial one, in nnU-Net's order, in place on the patch. `sample`
-/// keys the Gaussian noise field.
+/// keys the Gaussian noise field. Each image channel's steps up to the mirroring, and the
+/// segmentation's mirroring, are pieces run through `pieces`; the result does not depend on how.
 Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                                const StreamId& sample, SampleView<float> image,
-                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch);
+                               SampleView<int16_t> seg, NnUNetAugmentScratch& scratch,
+                               const PieceRunner& pieces = PieceRunner());
 
 /// The whole pipeline: ApplyNnUNetSpatial then ApplyNnUNetAfterSpatial.
 Status ApplyNnUNetAugment(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
                           const StreamId& sample, SampleView<const float> image_crop,
                           SampleView<const int16_t> seg_crop, SampleView<float> image_out,
-                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch);
+                          SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch,
+                          const PieceRunner& pieces = PieceRunner());
 
 /// Stream ids the pipeline keys its draws with (StreamId::stream; the loader's own draws use
 /// small numbers, these stay clear of them).

@@ -13,6 +13,38 @@ Status CheckParams(const GaussianNoiseParams& params, const SampleView<float>& i
   return Status();
 }
 
+// Adds sigma x the next normals of `normals` to channel `c` of `image`, one chunk of normals
+// (4 KiB) at a time: generated and consumed while in L1, no heap buffer. A chunk's unused tail
+// is dropped at the end of each row, so rows of any length and stride work; for a contiguous
+// channel (one row) that happens once.
+void AddNoise(NormalStream& normals, float sigma, const SampleView<float>& image, int64_t c) {
+  constexpr int64_t kBlock = NormalStream::kChunk;
+  alignas(64) float noise[kBlock];
+  internal_augment::ForEachRow(image, c, [&](float* row, int64_t n, int64_t stride) {
+    for (int64_t start = 0; start < n; start += kBlock) {
+      const int64_t len = std::min(kBlock, n - start);
+      normals.NextChunk(noise);
+      float* x = row + start * stride;
+      if (stride == 1) {
+        for (int64_t i = 0; i < len; ++i)
+          x[i] += sigma * noise[i];
+      } else {
+        for (int64_t i = 0; i < len; ++i)
+          x[i * stride] += sigma * noise[i];
+      }
+    }
+  });
+}
+
+// The chunks AddNoise takes from the stream for one channel of `image`.
+int64_t ChunksPerChannel(const SampleView<float>& image) {
+  int64_t chunks = 0;
+  internal_augment::ForEachRow(image, 0, [&](float*, int64_t n, int64_t) {
+    chunks += (n + NormalStream::kChunk - 1) / NormalStream::kChunk;
+  });
+  return chunks;
+}
+
 }  // namespace
 
 GaussianNoiseParams DrawGaussianNoiseParams(CounterRng& rng, const GaussianNoiseConfig& config,
@@ -37,31 +69,29 @@ Status ApplyGaussianNoise(const GaussianNoiseParams& params, CounterRng& rng,
   if (!params.apply)
     return Status();
   PATCHFEED_RETURN_IF_ERROR(CheckParams(params, image));
-  // One chunk of normals (4 KiB) at a time: generated and consumed while in L1, no heap
-  // buffer. A chunk's unused tail is dropped at the end of each row, so rows of any length
-  // and stride work; for a contiguous channel (one row) that happens once.
-  constexpr int64_t kBlock = NormalStream::kChunk;
-  alignas(64) float noise[kBlock];
   NormalStream normals(rng);
-  for (int64_t c = 0; c < image.channels; ++c) {
-    if (!params.channels.selected[c])
-      continue;
-    const float sigma = static_cast<float>(params.sigma[c]);
-    internal_augment::ForEachRow(image, c, [&](float* row, int64_t n, int64_t stride) {
-      for (int64_t start = 0; start < n; start += kBlock) {
-        const int64_t len = std::min(kBlock, n - start);
-        normals.NextChunk(noise);
-        float* x = row + start * stride;
-        if (stride == 1) {
-          for (int64_t i = 0; i < len; ++i)
-            x[i] += sigma * noise[i];
-        } else {
-          for (int64_t i = 0; i < len; ++i)
-            x[i * stride] += sigma * noise[i];
-        }
-      }
-    });
+  for (int64_t c = 0; c < image.channels && c < kMaxChannels; ++c) {
+    if (params.channels.selected[c])
+      AddNoise(normals, static_cast<float>(params.sigma[c]), image, c);
   }
+  return Status();
+}
+
+Status ApplyGaussianNoiseToChannel(const GaussianNoiseParams& params, CounterRng rng,
+                                   SampleView<float> image, int64_t c) {
+  if (!params.apply)
+    return Status();
+  PATCHFEED_RETURN_IF_ERROR(CheckParams(params, image));
+  if (c < 0 || c >= image.channels)
+    return InvalidArgumentError("GaussianNoise: no such channel");
+  if (c >= kMaxChannels || !params.channels.selected[c])
+    return Status();
+  NormalStream normals(rng);
+  int64_t before = 0;
+  for (int64_t k = 0; k < c; ++k)
+    before += params.channels.selected[k] ? 1 : 0;
+  normals.Skip(before * ChunksPerChannel(image));
+  AddNoise(normals, static_cast<float>(params.sigma[c]), image, c);
   return Status();
 }
 

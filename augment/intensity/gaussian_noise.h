@@ -36,6 +36,12 @@ GaussianNoiseParams DrawGaussianNoiseParams(CounterRng& rng, const GaussianNoise
 Status ApplyGaussianNoise(const GaussianNoiseParams& params, CounterRng& rng,
                           SampleView<float> image);
 
+/// ApplyGaussianNoise's work on channel `c` alone: the normals the whole call adds to that
+/// channel, so channels may be done in any order, or at once. `rng` is in the state
+/// ApplyGaussianNoise would start from (each channel starts from its own copy).
+Status ApplyGaussianNoiseToChannel(const GaussianNoiseParams& params, CounterRng rng,
+                                   SampleView<float> image, int64_t c);
+
 /// Adds `sigma_c * field_c` to each selected channel, where `field` holds one dense C-order
 /// channel per *selected* channel (bg2's layout `(n_selected, *spatial)`). The product is
 /// rounded to float before the addition, as torch's `normal_(0, sigma)` then `add` does.

@@ -65,6 +65,10 @@ class NormalStream {
   /// Writes the next kChunk normals to `out`.
   void NextChunk(float* out);
 
+  /// Moves on by `chunks` chunks without computing them (chunk k is a pure function of the
+  /// key and k).
+  void Skip(int64_t chunks) { chunk_ += static_cast<uint32_t>(chunks); }
+
  private:
   uint32_t key_[4];
   uint32_t chunk_ = 0;

@@ -17,12 +17,17 @@
 /// torch's neighbour order, which gives the same float32 sums, hence the same float16 argmax,
 /// in one pass; voxels whose neighbours all carry one label (most of them) take it directly.
 ///
-/// Thread-compatible: a ResampleScratch belongs to one thread; reuse it across calls.
+/// Each column of tiles (16 x 16 rows, all their segments) is a piece handed to the caller's
+/// PieceRunner: it has its own row buffers and label cache, so pieces may run at once on
+/// several threads.
+///
+/// Thread-compatible: a ResampleScratch belongs to one call at a time; reuse it across calls.
 
 #include <array>
 #include <cstdint>
 #include <vector>
 
+#include "augment/piece_runner.h"
 #include "augment/sample_view.h"
 
 namespace patchfeed::internal_augment {
@@ -49,9 +54,9 @@ enum class LabelInterpolation {
   kNearest,  ///< the label at the nearest voxel (round half to even), 0 outside
 };
 
-/// Per-thread state reused across calls (row buffers live on the stack: a few KiB).
+/// State reused across calls (row buffers live on the stack: a few KiB).
 struct ResampleScratch {
-  std::vector<int32_t> lowest_label;  ///< per label channel, scanned lazily
+  std::vector<int32_t> lowest_label;  ///< per piece and label channel, scanned lazily
 };
 
 /// Resamples every channel of `image_in` into `image_out` (may have 0 channels) and every
@@ -61,11 +66,13 @@ struct ResampleScratch {
 /// out-of-bounds test (axis d compared against the size of axis D-1-d; see the .cc). Shapes
 /// are the caller's responsibility (checked with assert only). `displacement`, when not
 /// null, holds per-voxel offsets added to the map's positions (elastic deformation), laid
-/// out (spatial_dims, *output shape) C-contiguous, in input index units.
+/// out (spatial_dims, *output shape) C-contiguous, in input index units. The columns of tiles
+/// run through `pieces`.
 void ResampleAffine(const AffineSamplingMap& map, augment::SampleView<const float> image_in,
                     augment::SampleView<float> image_out, augment::SampleView<const int16_t> seg_in,
                     augment::SampleView<int16_t> seg_out, LabelInterpolation label_mode,
-                    int16_t seg_padding, const float* displacement, ResampleScratch& scratch);
+                    int16_t seg_padding, const float* displacement, ResampleScratch& scratch,
+                    const augment::PieceRunner& pieces = augment::PieceRunner());
 
 }  // namespace patchfeed::internal_augment
 

@@ -248,7 +248,7 @@ Status ApplyOnCropOrWindow(const SpatialParams& params, const SpatialConfig& con
                            const std::array<int64_t, 3>& window_origin,
                            SampleView<const float> image_in, SampleView<const int16_t> seg_in,
                            SampleView<float> image_out, SampleView<int16_t> seg_out,
-                           SpatialScratch& scratch) {
+                           SpatialScratch& scratch, const PieceRunner& pieces) {
   const int dims = config.spatial_dims;
   if (dims != 2 && dims != 3) {
     return InvalidArgumentError(StrCat("spatial transform needs 2 or 3 spatial dims, got ", dims));
@@ -345,7 +345,8 @@ Status ApplyOnCropOrWindow(const SpatialParams& params, const SpatialConfig& con
     }
   }
   internal_augment::ResampleAffine(map, image_in, image_out, seg_in, seg_target, mode,
-                                   config.seg_padding_value, displacement, scratch.resample);
+                                   config.seg_padding_value, displacement, scratch.resample,
+                                   pieces);
   return Status::Ok();
 }
 
@@ -354,9 +355,9 @@ Status ApplyOnCropOrWindow(const SpatialParams& params, const SpatialConfig& con
 Status ApplySpatialTransform(const SpatialParams& params, const SpatialConfig& config,
                              SampleView<const float> image_in, SampleView<const int16_t> seg_in,
                              SampleView<float> image_out, SampleView<int16_t> seg_out,
-                             SpatialScratch& scratch) {
+                             SpatialScratch& scratch, const PieceRunner& pieces) {
   return ApplyOnCropOrWindow(params, config, nullptr, {}, image_in, seg_in, image_out, seg_out,
-                             scratch);
+                             scratch, pieces);
 }
 
 Status ApplySpatialTransformWindow(const SpatialParams& params, const SpatialConfig& config,
@@ -365,7 +366,7 @@ Status ApplySpatialTransformWindow(const SpatialParams& params, const SpatialCon
                                    SampleView<const float> image_window,
                                    SampleView<const int16_t> seg_window,
                                    SampleView<float> image_out, SampleView<int16_t> seg_out,
-                                   SpatialScratch& scratch) {
+                                   SpatialScratch& scratch, const PieceRunner& pieces) {
   const int dims = config.spatial_dims;
   if (crop_shape.size() != static_cast<size_t>(dims) ||
       window_origin.size() != static_cast<size_t>(dims)) {
@@ -382,7 +383,7 @@ Status ApplySpatialTransformWindow(const SpatialParams& params, const SpatialCon
     }
   }
   return ApplyOnCropOrWindow(params, config, &crop, origin, image_window, seg_window, image_out,
-                             seg_out, scratch);
+                             seg_out, scratch, pieces);
 }
 
 }  // namespace patchfeed::augment

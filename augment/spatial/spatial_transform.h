@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "augment/augment_config.h"
+#include "augment/piece_runner.h"
 #include "augment/sample_view.h"
 #include "augment/scalar_range.h"
 #include "augment/spatial/affine_resample.h"
@@ -72,13 +73,15 @@ struct SpatialScratch {
 
 /// Writes the transformed patch of `image_in` (C channels, input shape S) into `image_out`
 /// (C channels, shape config.patch_size) and of `seg_in` into `seg_out`; `seg_in` may have
-/// 0 channels (then `seg_out` must too), otherwise its spatial shape must equal S.
+/// 0 channels (then `seg_out` must too), otherwise its spatial shape must equal S. The
+/// resampling's pieces (columns of output tiles) run through `pieces`; the result does not
+/// depend on how.
 /// \error kInvalidArgument on mismatched dimensions, shapes or channel counts, on empty
 ///   shapes, or on non-finite angles, scales or elastic parameters.
 Status ApplySpatialTransform(const SpatialParams& params, const SpatialConfig& config,
                              SampleView<const float> image_in, SampleView<const int16_t> seg_in,
                              SampleView<float> image_out, SampleView<int16_t> seg_out,
-                             SpatialScratch& scratch);
+                             SpatialScratch& scratch, const PieceRunner& pieces = PieceRunner());
 
 /// ApplySpatialTransform on a window of the crop: `image_window`/`seg_window` hold the voxels
 /// of a crop of `crop_shape` from `window_origin` on. Positions, weights and the label border
@@ -87,13 +90,11 @@ Status ApplySpatialTransform(const SpatialParams& params, const SpatialConfig& c
 /// bit-identical to ApplySpatialTransform on the whole crop. The loader reads just that window.
 /// Rotation or scaling only (not the crop path, not elastic deformation).
 /// \error kInvalidArgument as ApplySpatialTransform, or for a window outside the crop.
-Status ApplySpatialTransformWindow(const SpatialParams& params, const SpatialConfig& config,
-                                   std::span<const int64_t> crop_shape,
-                                   std::span<const int64_t> window_origin,
-                                   SampleView<const float> image_window,
-                                   SampleView<const int16_t> seg_window,
-                                   SampleView<float> image_out, SampleView<int16_t> seg_out,
-                                   SpatialScratch& scratch);
+Status ApplySpatialTransformWindow(
+    const SpatialParams& params, const SpatialConfig& config, std::span<const int64_t> crop_shape,
+    std::span<const int64_t> window_origin, SampleView<const float> image_window,
+    SampleView<const int16_t> seg_window, SampleView<float> image_out, SampleView<int16_t> seg_out,
+    SpatialScratch& scratch, const PieceRunner& pieces = PieceRunner());
 
 }  // namespace patchfeed::augment
 

@@ -7,9 +7,14 @@
 // per-worker staging and resampled into the slot. The rest of the pipeline then runs in place.
 
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <utility>
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+#include <oneapi/tbb/task_arena.h>
 
 namespace patchfeed::loader::internal_loader {
 namespace {
@@ -69,7 +74,29 @@ bool FootprintWants(const void* context, const int64_t* lo, const int64_t* hi) {
   return true;
 }
 
+// Runs a sample's pieces as tasks of the current arena. The calling worker waits in isolation:
+// it helps with these pieces only, never another sample, whose task would take over its
+// staging while these pieces still read it (STYLE.md section 7).
+void RunPiecesAsTasks(int64_t count, const augment::PieceRunner::Body& body) {
+  tbb::this_task_arena::isolate([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<int64_t>(0, count, 1),
+        [&](const tbb::blocked_range<int64_t>& r) {
+          for (int64_t i = r.begin(); i != r.end(); ++i) {
+            body(i);
+          }
+        },
+        tbb::simple_partitioner());
+  });
+}
+
 }  // namespace
+
+AugmentedSamples::AugmentedSamples(const LoaderParts& parts, SampleReader* reader)
+    : parts_(parts),
+      reader_(*reader),
+      pieces_(parts.num_threads > 1 ? augment::PieceRunner(&RunPiecesAsTasks)
+                                    : augment::PieceRunner()) {}
 
 StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
   // Keyed by the sample's position in the global batch, so a rank's samples augment the same
@@ -181,7 +208,7 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
             reinterpret_cast<std::byte*>(staging.seg.Reserve(static_cast<size_t>(items)));
       }
     }
-    if (!reader_.ReadBox(round, read, read_into[o], filter)) {
+    if (!ReadInPieces(round, read, read_into[o], filter, staging)) {
       return;
     }
   }
@@ -213,11 +240,11 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
     st = augment::ApplyNnUNetSpatialWindow(
         params, pipeline, crop, task.window,
         augment::SampleViewOf<const float>(pipeline_view(read_into[0])), seg_window, image, seg,
-        staging.pipeline);
+        staging.pipeline, pieces_);
   }
   if (st.ok()) {
     st = augment::ApplyNnUNetAfterSpatial(params, pipeline, Stream(round.batch(), sample), image,
-                                          seg, staging.pipeline);
+                                          seg, staging.pipeline, pieces_);
   }
   if (st.ok() && has_seg) {
     st = WriteTargets(slot, sample, seg, staging);
@@ -225,6 +252,31 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   if (!st.ok()) {
     reader_.Fail(round, image_read, nullptr, st.WithContext("augmentation"));
   }
+}
+
+bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
+                                    const StridedView& dst, const codec::BlockFilter& filter,
+                                    Staging& staging) {
+  SampleRead& split = staging.split_read;
+  split.sample = read.sample;
+  split.output = read.output;
+  split.case_index = read.case_index;
+  split.box = read.box;
+  split.dst = dst;
+  const Status planned = codec::PlanBox(parts_.probe(read.case_index, read.output).geometry,
+                                        read.box, filter, &split.plan);
+  if (!planned.ok()) {
+    reader_.Fail(round, read, nullptr, planned);
+    return false;
+  }
+  staging.runs = GroupPieces(split.plan, parts_.config.min_task_bytes);
+  std::atomic<bool> ok{true};
+  pieces_.ForEach(static_cast<int64_t>(staging.runs.size()), [&](int64_t i) {
+    if (!reader_.ReadRun(round, split, staging.runs[static_cast<size_t>(i)])) {
+      ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load(std::memory_order_relaxed);
 }
 
 Status AugmentedSamples::WriteTargets(int slot, int64_t sample, SampleView<int16_t> seg,

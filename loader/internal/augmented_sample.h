@@ -7,8 +7,12 @@
 /// (docs/augment.md). Plan draws the sample's augmentation and the window of its crop the
 /// spatial transform samples; Run reads that window (into the slot when no rotation or scaling
 /// was drawn, else into this worker's staging) and runs the pipeline into the slot. One task
-/// per sample: its work (a read of ~10 MB and a resampling) balances across the arena, and its
-/// steps depend on each other. Thread-safe: staging is per worker.
+/// per sample, whose steps depend on each other; with more than one thread its two largest
+/// steps split into pieces that idle threads take: the reads into runs of block rows
+/// (GroupPieces, as plain reads) and the resampling into columns of output tiles. Without that
+/// a rotated sample (~2x the work of an unrotated one) held its whole batch, and in-order
+/// delivery every batch after it, on one core. Thread-safe: staging is per worker; a worker
+/// waits for its pieces in isolation, so it never starts another sample on the same staging.
 
 #include <cstddef>
 #include <cstdint>
@@ -22,14 +26,14 @@
 #include "common/random.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/read_round.h"
+#include "loader/internal/read_tasks.h"
 #include "loader/internal/sample_reader.h"
 
 namespace patchfeed::loader::internal_loader {
 
 class AugmentedSamples {
  public:
-  AugmentedSamples(const LoaderParts& parts, SampleReader* reader)
-      : parts_(parts), reader_(*reader) {}
+  AugmentedSamples(const LoaderParts& parts, SampleReader* reader);
 
   /// Adds the reads and the task of sample `sample` (drawn as `spec`) to `round`.
   void Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const;
@@ -63,7 +67,14 @@ class AugmentedSamples {
     WindowBuffer<float> image;        ///< the image's window
     WindowBuffer<int16_t> seg;        ///< the segmentation's window
     std::vector<int16_t> seg_labels;  ///< the augmented labels, when the slot holds regions
+    SampleRead split_read;            ///< a read planned for pieces (ReadInPieces)
+    std::vector<PieceRun> runs;       ///< its pieces grouped into runs
   };
+
+  /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
+  /// `filter` declines, in runs that run through pieces_; false after recording an error.
+  bool ReadInPieces(ReadRound& round, const SampleRead& read, const StridedView& dst,
+                    const codec::BlockFilter& filter, Staging& staging);
   /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.
   std::span<const int64_t> PipelineCrop() const;
   /// nnU-Net's targets from the augmented labels `seg`: regions, deep-supervision scales.
@@ -74,6 +85,7 @@ class AugmentedSamples {
 
   const LoaderParts& parts_;
   SampleReader& reader_;
+  augment::PieceRunner pieces_;  ///< one after another with one thread, else TBB tasks
   tbb::enumerable_thread_specific<Staging> staging_;
 };
 

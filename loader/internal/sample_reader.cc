@@ -58,16 +58,6 @@ bool SampleReader::ReadRun(ReadRound& round, const SampleRead& read, const Piece
                    });
 }
 
-bool SampleReader::ReadBox(ReadRound& round, const SampleRead& read, const StridedView& dst,
-                           const codec::BlockFilter& filter) {
-  const OutputArray& out = parts_.outputs[read.output];
-  return WithArray(round, read, nullptr,
-                   [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch,
-                       std::optional<codec::BoxPiece>*) {
-                     return array.ReadBox(read.box, dst, out.pad_item, scratch, filter);
-                   });
-}
-
 void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::BoxPiece* piece,
                         const Status& status) const {
   MetricsCounters::Add(counters_->read_errors, 1);

@@ -4,7 +4,7 @@
 
 /// \file
 /// The one read sequence every sample task runs, plain or augmented: the case's open frame from
-/// the cache, NdArrayReader::ReadBox with this worker's scratch, the bytes read and decoded
+/// the cache, NdArrayReader::ReadPiece with this worker's scratch, the bytes read and decoded
 /// added to the metrics, and a failure recorded in the round with where it happened (epoch,
 /// batch, sample, case, array, file, patch box, chunk). Thread-safe: scratch is per worker.
 
@@ -25,11 +25,6 @@ class SampleReader {
   /// Reads the pieces of read.plan in `run` into read.dst; false after recording an error (the
   /// pieces after a failed one are not read) or when the round was cancelled.
   bool ReadRun(ReadRound& round, const SampleRead& read, const PieceRun& run);
-
-  /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
-  /// `filter` declines; false after recording an error.
-  bool ReadBox(ReadRound& round, const SampleRead& read, const StridedView& dst,
-               const codec::BlockFilter& filter);
 
   /// Records `status` as the sample's error, with the context of `read` (and of the piece it
   /// was reading, if any: its chunk and its part of the box).

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <numbers>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -211,6 +212,50 @@ TEST(NnUNetPipelineTest, AfterSpatialEqualsTransformsOneByOne) {
     ASSERT_EQ(got_seg, want_seg);
   }
   EXPECT_GT(fused, 15);
+}
+
+// The pieces of ApplyNnUNetAfterSpatial (each image channel's transforms, the segmentation's
+// mirroring) run at once on their own threads, started last first, give the serial bytes: noise
+// on some channels (each piece skips to its own normals), every other transform often.
+TEST(NnUNetPipelineTest, AfterSpatialPiecesAtOnceGiveTheSerialResult) {
+  const std::vector<int64_t> patch{9, 10, 11};
+  NnUNetAugmentConfig config = NnUNetAugmentConfig::Default(patch, std::numbers::pi / 6, false);
+  config.noise.p_apply = 0.8;
+  config.noise.p_per_channel = 0.6;
+  config.blur.p_apply = config.brightness.p_apply = config.contrast.p_apply = 0.6;
+  config.low_resolution.p_apply = 0.5;
+  config.gamma.p_apply = config.gamma_inverted.p_apply = 0.5;
+  const PieceRunner at_once([](int64_t count, const PieceRunner::Body& body) {
+    std::vector<std::thread> threads;
+    for (int64_t i = count - 1; i >= 0; --i) {
+      threads.emplace_back([&body, i] { body(i); });
+    }
+    for (std::thread& t : threads) {
+      t.join();
+    }
+  });
+  const int64_t channels = 3;
+  const Crop crop = MakeCrop({channels * patch[0], patch[1], patch[2]}, 3);
+  int noisy = 0;
+  for (uint32_t j = 0; j < 40; ++j) {
+    SCOPED_TRACE("sample " + std::to_string(j));
+    const StreamId id{.seed = 5, .position = j};
+    const NnUNetAugmentParams params = DrawNnUNetAugmentParams(config, id, channels);
+    noisy += params.noise.apply && params.noise.channels.count() < channels;
+    std::vector<float> serial = crop.image, pieces = crop.image;
+    std::vector<int16_t> serial_seg(crop.seg.begin(), crop.seg.begin() + 990),
+        pieces_seg = serial_seg;
+    NnUNetAugmentScratch scratch;
+    ASSERT_OK(ApplyNnUNetAfterSpatial(
+        params, config, id, SampleView<float>::Contiguous(serial.data(), channels, patch),
+        SampleView<int16_t>::Contiguous(serial_seg.data(), 1, patch), scratch));
+    ASSERT_OK(ApplyNnUNetAfterSpatial(
+        params, config, id, SampleView<float>::Contiguous(pieces.data(), channels, patch),
+        SampleView<int16_t>::Contiguous(pieces_seg.data(), 1, patch), scratch, at_once));
+    ASSERT_EQ(std::memcmp(serial.data(), pieces.data(), serial.size() * sizeof(float)), 0);
+    ASSERT_EQ(serial_seg, pieces_seg);
+  }
+  EXPECT_GT(noisy, 3) << "too few samples with noise on some channels only";
 }
 
 // Dummy 2D: every slice of axis 0 is transformed like a channel of a 2D sample.

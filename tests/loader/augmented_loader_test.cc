@@ -33,11 +33,12 @@ const std::vector<int64_t> kPatch = {8, 8, 8};
 
 // Rotation and scaling half the time each, and every intensity transform on, so a few batches
 // cover both read paths and the whole pipeline.
-LoaderConfig AugmentedConfig(Dataset ds) {
+LoaderConfig AugmentedConfig(Dataset ds, const std::vector<int64_t>& crop = kCrop,
+                             const std::vector<int64_t>& patch = kPatch) {
   LoaderConfig c = TinyConfig(std::move(ds));
-  c.sampler.patch_size = kCrop;
+  c.sampler.patch_size = crop;
   AugmentOptions a;
-  a.pipeline = augment::NnUNetAugmentConfig::Default(kPatch);
+  a.pipeline = augment::NnUNetAugmentConfig::Default(patch);
   a.pipeline.spatial.p_rotation = 0.5;
   a.pipeline.spatial.p_scaling = 0.5;
   a.pipeline.noise.p_apply = 1;
@@ -56,6 +57,9 @@ LoaderConfig AugmentedConfig(Dataset ds) {
 void ExpectMatchesUnfusedReference(const Lease& lease, const Dataset& ds, const LoaderConfig& c,
                                    int* transformed, int* windowed) {
   const augment::NnUNetAugmentConfig& pipeline = c.augment->pipeline;
+  const std::vector<int64_t>& crop_shape = c.sampler.patch_size;
+  const std::vector<int64_t> patch(pipeline.patch_size.begin(), pipeline.patch_size.begin() + 3);
+  const int64_t patch_voxels = patch[0] * patch[1] * patch[2];
   const ArrayView& image_view = *lease.array("image");
   const ArrayView& seg_view = *lease.array("seg");
   const int64_t channels = image_view.shape[1];
@@ -69,9 +73,9 @@ void ExpectMatchesUnfusedReference(const Lease& lease, const Dataset& ds, const 
       const ArrayView& view = *lease.array(name);
       ASSERT_OK_AND_ASSIGN(auto pad, codec::ItemFromDouble(view.dtype, view.itemsize, pad_value));
       codec::Box box{{0}, {view.shape[1]}};
-      for (size_t d = 0; d < kCrop.size(); ++d) {
+      for (size_t d = 0; d < crop_shape.size(); ++d) {
         box.start.push_back(spec.box_start[d]);
-        box.stop.push_back(spec.box_start[d] + kCrop[d]);
+        box.stop.push_back(spec.box_start[d] + crop_shape[d]);
       }
       ASSERT_OK_AND_ASSIGN(std::vector<std::byte> crop, reader.ReadBox(box, pad));
       crops.push_back(std::move(crop));
@@ -84,20 +88,21 @@ void ExpectMatchesUnfusedReference(const Lease& lease, const Dataset& ds, const 
         augment::DrawNnUNetAugmentParams(pipeline, id, channels);
     *transformed += params.spatial.transforms();
     if (params.spatial.transforms()) {
-      const augment::CropWindow w = augment::NnUNetSpatialWindow(params, pipeline, kCrop);
-      *windowed += w.shape[0] * w.shape[1] * w.shape[2] < kCrop[0] * kCrop[1] * kCrop[2];
+      const augment::CropWindow w = augment::NnUNetSpatialWindow(params, pipeline, crop_shape);
+      *windowed +=
+          w.shape[0] * w.shape[1] * w.shape[2] < crop_shape[0] * crop_shape[1] * crop_shape[2];
     }
-    std::vector<float> image(static_cast<size_t>(channels * 512));
-    std::vector<int16_t> seg(512);
+    std::vector<float> image(static_cast<size_t>(channels * patch_voxels));
+    std::vector<int16_t> seg(static_cast<size_t>(patch_voxels));
     augment::NnUNetAugmentScratch scratch;
     ASSERT_OK(augment::ApplyNnUNetAugment(
         params, pipeline, id,
         SampleView<const float>::Contiguous(reinterpret_cast<const float*>(crops[0].data()),
-                                            channels, kCrop),
+                                            channels, crop_shape),
         SampleView<const int16_t>::Contiguous(reinterpret_cast<const int16_t*>(crops[1].data()), 1,
-                                              kCrop),
-        SampleView<float>::Contiguous(image.data(), channels, kPatch),
-        SampleView<int16_t>::Contiguous(seg.data(), 1, kPatch), scratch));
+                                              crop_shape),
+        SampleView<float>::Contiguous(image.data(), channels, patch),
+        SampleView<int16_t>::Contiguous(seg.data(), 1, patch), scratch));
     const std::byte* got_image =
         image_view.data + static_cast<int64_t>(j) * image_view.byte_strides[0];
     const std::byte* got_seg = seg_view.data + static_cast<int64_t>(j) * seg_view.byte_strides[0];
@@ -152,6 +157,37 @@ TEST(AugmentedLoaderTest, SameBatchesWithOneTwoAndFourThreads) {
   }
   EXPECT_EQ(runs[0], runs[1]);
   EXPECT_EQ(runs[0], runs[2]);
+}
+
+// A patch of 3 resampling pieces (16 + 16 + 4 planes of 8 x 8) and reads of many runs: with
+// several threads both run as pieces on the pool (RunPiecesAsTasks), and every sample still
+// equals the reference computed alone on this thread; 1 thread (no pieces) gives the same
+// batches.
+TEST(AugmentedLoaderTest, SamplesSplitIntoPiecesEqualTheReference) {
+  TempDir dir;
+  SyntheticDatasetOptions o = TinyDatasetOptions(3);
+  o.spatial_shape = {52, 18, 22};
+  ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), o));
+  const std::vector<int64_t> crop = {48, 16, 16}, patch = {36, 8, 8};
+  std::vector<std::vector<BatchSnapshot>> runs;
+  int transformed = 0, windowed = 0;
+  for (int threads : {1, 4}) {
+    LoaderConfig c = AugmentedConfig(ds, crop, patch);
+    c.sampler.need_to_pad = {0, 4, 4};
+    c.num_threads = threads;
+    ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
+    std::vector<BatchSnapshot> run;
+    for (int b = 0; b < 6; ++b) {
+      ASSERT_OK_AND_ASSIGN(Lease lease, loader->Next());
+      if (threads > 1) {
+        ExpectMatchesUnfusedReference(lease, ds, c, &transformed, &windowed);
+      }
+      run.push_back(Snapshot(lease));
+    }
+    runs.push_back(std::move(run));
+  }
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_GT(transformed, 0) << "no resampled sample: the resampling never ran as pieces";
 }
 
 TEST(AugmentedLoaderTest, RejectsConfigurationsItCannotRun) {

@@ -102,6 +102,23 @@ def test_validation_batches_equal_nnunets_bit_for_bit(env, dataset, configuratio
                     assert ours[j].dtype == theirs.dtype and torch.equal(ours[j], theirs), s
 
 
+def test_ring_gives_every_thread_a_sample(env, monkeypatch):
+    """nnU-Net's batch of 2 in a ring of 3 would keep at most 6 threads on the steps that run per
+    sample; the trainer's loaders get ceil(threads / batch) slots (at least 3)."""
+    from patchfeed.nnunet.settings import loader_options
+
+    trainer = make_trainer(env, "3d_fullres")
+    _, val_keys = trainer.do_split()
+    batch = trainer.batch_size
+    for n_proc in (2, 16, 33):
+        monkeypatch.setenv("nnUNet_n_proc_DA", str(n_proc))
+        options = loader_options(trainer, val_keys, train=True)
+        assert options["num_threads"] == n_proc
+        assert options["ring_size"] >= 3
+        assert options["ring_size"] * batch >= n_proc
+        assert (options["ring_size"] - 1) * batch < n_proc or options["ring_size"] == 3
+
+
 def foreground_fractions(batches, n):
     """Per batch position: the foreground fraction of each sample's full-resolution target."""
     per_position = None

@@ -222,6 +222,38 @@ TEST(GaussianNoise, GeneratedFieldIsDeterministicAndScaled) {
   EXPECT_NEAR(std::sqrt(s2 / a.size()), 0.1, 0.005);
 }
 
+// Each channel alone, in any order, gets the normals the whole call gives it: on a dense view
+// (one row per channel) and on padded rows of 1500 (two chunks each, the second cut short),
+// with an unselected channel between selected ones.
+TEST(GaussianNoise, ChannelByChannelEqualsTheWholeCall) {
+  GaussianNoiseParams p;
+  p.apply = true;
+  p.channels.channels = 4;
+  p.channels.selected[0] = p.channels.selected[2] = p.channels.selected[3] = true;
+  p.sigma[0] = 0.1;
+  p.sigma[2] = 0.2;
+  p.sigma[3] = 0.3;
+  for (const std::vector<int64_t>& shape :
+       {std::vector<int64_t>{3, 1000}, std::vector<int64_t>{2, 1500}}) {
+    const bool padded = shape[1] == 1500;
+    const int64_t row = padded ? 1600 : shape[1];  // padded: a noise chunk per row is cut
+    const int64_t n = shape[0] * row;
+    std::vector<float> whole(static_cast<size_t>(4 * n), 1.0f), alone = whole;
+    SampleView<float> whole_view = View(whole, 4, {shape[0], row});
+    whole_view.shape[1] = shape[1];
+    SampleView<float> alone_view = whole_view;
+    alone_view.data = alone.data();
+    CounterRng rng(StreamId{.seed = 3});
+    CounterRng whole_rng = rng;
+    ASSERT_TRUE(ApplyGaussianNoise(p, whole_rng, whole_view).ok());
+    for (int64_t c : {3, 1, 0, 2}) {
+      ASSERT_TRUE(ApplyGaussianNoiseToChannel(p, rng, alone_view, c).ok());
+    }
+    EXPECT_EQ(whole, alone);
+    EXPECT_EQ(alone[static_cast<size_t>(n)], 1.0f) << "channel 1 is not selected";
+  }
+}
+
 TEST(Brightness, MultipliesSelectedChannels) {
   std::vector<float> x = {1, 2, 3, 4, 1, 2, 3, 4};
   BrightnessParams p;

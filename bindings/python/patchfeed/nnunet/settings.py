@@ -84,10 +84,12 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
     if regions is not None:
         augmentation["regions"] = regions
     n_proc = os.environ.get("nnUNet_n_proc_DA")
+    threads = int(n_proc) if n_proc and int(n_proc) > 0 else 0
+    batch_size = int(trainer.batch_size)
     return dict(
         dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids),
         patch_size=crop,
-        batch_size=int(trainer.batch_size),
+        batch_size=batch_size,
         need_to_pad=need_to_pad,
         oversample_foreground=float(trainer.oversample_foreground_percent),
         probabilistic_oversampling=bool(trainer.probabilistic_oversampling),
@@ -97,6 +99,19 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
         seed=int(np.random.randint(0, 2**31 - 1)),
         rank=0,
         world_size=1,  # nnU-Net already gives each DDP rank its own batch size and oversampling
-        num_threads=int(n_proc) if n_proc and int(n_proc) > 0 else 0,
+        num_threads=threads,
+        ring_size=ring_size_for(threads, batch_size),
         augmentation=augmentation,
     )
+
+
+def ring_size_for(threads: int, batch_size: int) -> int:
+    """Ring slots enough for every thread to own a sample of a batch in flight.
+
+    A sample's steps after the resampling (intensity transforms, mirroring, targets) run on one
+    thread, so a loader keeps at most ring_size x batch_size threads on them; nnU-Net's batch 2
+    with the default ring of 3 stopped at 6 (docs/python.md). `threads` 0 means every core.
+    """
+    if threads <= 0:
+        threads = len(os.sched_getaffinity(0))
+    return max(3, -(-threads // batch_size))
