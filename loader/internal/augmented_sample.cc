@@ -6,6 +6,7 @@
 // that window is the patch itself, read straight into the batch slot; otherwise it is read into
 // per-worker staging and resampled into the slot. The rest of the pipeline then runs in place.
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -269,7 +270,20 @@ bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
     reader_.Fail(round, read, nullptr, planned);
     return false;
   }
-  staging.runs = GroupPieces(split.plan, parts_.config.min_task_bytes);
+  // About two runs per thread: each run re-reads its chunk's header and offsets and decodes
+  // alone, so runs of min_task_bytes (~30 for a 1-channel 128^3 patch) cost 5-15 % more CPU
+  // per sample than one run; with one thread the whole plan is one run.
+  staging.runs.clear();
+  if (parts_.num_threads > 1) {
+    int64_t bytes = 0;
+    for (int64_t i = 0; i < split.plan.num_pieces(); ++i) {
+      bytes += split.plan.piece(i).nbytes;
+    }
+    staging.runs = GroupPieces(
+        split.plan, std::max(parts_.config.min_task_bytes, bytes / (2 * parts_.num_threads)));
+  } else {
+    staging.runs.push_back(WholePlan(split.plan));
+  }
   std::atomic<bool> ok{true};
   pieces_.ForEach(static_cast<int64_t>(staging.runs.size()), [&](int64_t i) {
     if (!reader_.ReadRun(round, split, staging.runs[static_cast<size_t>(i)])) {

@@ -301,7 +301,7 @@ TEST(SpatialTransformTest, StridedViewsGiveTheSameResult) {
 // once on their own threads, started last piece first, give the bytes of the serial run: in 3D
 // (37 x 20 rows: 3 x 2 pieces, edge tiles cut) and 2D (37 rows: 3), with a zoom that puts voxels
 // far outside (the lowest-label fallback, cached per piece).
-TEST(SpatialTransformTest, BandsRunAsConcurrentPiecesGiveTheSerialResult) {
+TEST(SpatialTransformTest, TileColumnsRunAsConcurrentPiecesGiveTheSerialResult) {
   int64_t pieces_seen = 0;
   const PieceRunner concurrent([&](int64_t count, const PieceRunner::Body& body) {
     pieces_seen = count;
