@@ -71,8 +71,11 @@ pip-test: pip-install
 	$(PIP_VENV)/bin/python -m pytest -q tests/python/test_package_cli.py \
 	  tests/python/test_loader_batches.py
 
+# -O1 with line tables: AddressSanitizer's recommended level, and half the compile time of -O2 -g
+# (the build is most of this target's time in CI); reports keep file and line.
 asan-test: test-deps
 	$(CMAKE) -S . -B build/asan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
 	  -DPATCHFEED_SANITIZE="address;undefined"
 	$(CMAKE) --build build/asan -j $(JOBS)
 	cd build/asan && ctest --output-on-failure -j $(JOBS)
