@@ -68,6 +68,8 @@ pip-test: pip-install
 	cd /tmp && $(abspath $(PIP_VENV))/bin/python -m patchfeed demo --cases 2 --steps 5 --patch 32,32,32
 	cd /tmp && $(abspath $(PIP_VENV))/bin/python -c "import patchfeed, os; \
 	  assert patchfeed.__file__.startswith(os.path.realpath('$(abspath $(PIP_VENV))')), patchfeed.__file__"
+	cd /tmp && $(abspath $(PIP_VENV))/bin/python -c "from numcodecs import get_codec; \
+	  c = get_codec({'id': 'patchfeed_blosc'}); assert type(c).__module__ == 'patchfeed.numcodecs', c"
 	$(PIP_VENV)/bin/python -m pytest -q tests/python/test_package_cli.py \
 	  tests/python/test_loader_batches.py
 

@@ -2,6 +2,7 @@
 // Chunk-level codec calls for Python: compress, decompress, chunk_info. Buffers come in
 // through the buffer protocol without a copy; the GIL is released while C++ works.
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -38,6 +39,31 @@ py::bytes Decompress(const py::buffer& data, int64_t max_nbytes) {
   }
   ThrowIfError(st);
   return out;
+}
+
+// Decodes into the caller's buffer (numcodecs' `decode(buf, out=)`): its first nbytes bytes.
+int64_t DecompressInto(const py::buffer& data, const py::buffer& out) {
+  const py::buffer_info info = data.request();
+  const auto chunk = BytesOf(info);
+  const py::buffer_info out_info = out.request(/*writable=*/true);
+  if (!PyBuffer_IsContiguous(out_info.view(), 'A')) {
+    throw py::value_error("decompress_into: the destination is not contiguous");
+  }
+  const int64_t capacity = out_info.size * out_info.itemsize;
+  const int64_t nbytes = ValueOrThrow(codec::DecompressedSize(chunk, INT64_MAX));
+  if (nbytes > capacity) {
+    throw py::value_error("decompress_into: destination buffer too small; expected at least " +
+                          std::to_string(nbytes) + " bytes, got " + std::to_string(capacity));
+  }
+  auto* dst = static_cast<std::byte*>(out_info.ptr);
+  Status st;
+  {
+    py::gil_scoped_release release;
+    codec::BlockDecoder decoder;
+    st = decoder.DecodeChunk(chunk, std::span(dst, static_cast<size_t>(nbytes)));
+  }
+  ThrowIfError(st);
+  return nbytes;
 }
 
 py::bytes Compress(const py::buffer& data, int typesize, const std::string& codec_name, int clevel,
@@ -100,6 +126,9 @@ void RegisterCodec(py::module_& m) {
         py::arg("max_nbytes") = codec::kDefaultMaxDecompressedBytes,
         "Decodes one Blosc1 or Blosc2 chunk and returns its bytes. MemoryError when it would "
         "decompress to more than max_nbytes bytes (checked before allocating).");
+  m.def("decompress_into", &DecompressInto, py::arg("chunk"), py::arg("out"),
+        "Decodes one Blosc1 or Blosc2 chunk into the first bytes of the writable, contiguous "
+        "buffer `out` and returns how many it wrote. ValueError when `out` is too small.");
   m.def("compress", &Compress, py::arg("data"), py::kw_only(), py::arg("typesize") = 1,
         py::arg("codec") = "lz4", py::arg("clevel") = 5,
         py::arg("filters") = std::vector<std::string>{"shuffle"},
