@@ -88,13 +88,28 @@ py::bytes Compress(const py::buffer& data, int typesize, const std::string& code
   o.use_dict = use_dict;
   const py::buffer_info info = data.request();
   const auto src = BytesOf(info);
-  Result<std::vector<std::byte>> chunk = InternalError("not run");
+  // Encode straight into the bytes object we return, then shrink it: no zero-filled vector,
+  // no second copy (16 MiB buffers encoded 10-40 % slower through a vector).
+  const size_t capacity = codec::ChunkEncoder::MaxEncodedSize(src.size());
+  PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(capacity));
+  if (raw == nullptr) {
+    throw py::error_already_set();
+  }
+  auto out = py::reinterpret_steal<py::bytes>(raw);
+  auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(raw));
+  Result<size_t> written = InternalError("not run");
   {
     py::gil_scoped_release release;
-    chunk = codec::CompressChunk(o, src);
+    codec::ChunkEncoder encoder;
+    written = encoder.Encode(o, src, std::span(dst, capacity));
   }
-  const auto out = ValueOrThrow(std::move(chunk));
-  return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+  const size_t n = ValueOrThrow(std::move(written));
+  // Shrinking a bytes object nobody else holds: _PyBytes_Resize may move it.
+  raw = out.release().ptr();
+  if (_PyBytes_Resize(&raw, static_cast<Py_ssize_t>(n)) != 0) {
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::bytes>(raw);
 }
 
 py::dict ChunkInfo(const py::buffer& data) {
