@@ -70,6 +70,9 @@ pip-test: pip-install
 	  assert patchfeed.__file__.startswith(os.path.realpath('$(abspath $(PIP_VENV))')), patchfeed.__file__"
 	cd /tmp && $(abspath $(PIP_VENV))/bin/python -c "from numcodecs import get_codec; \
 	  c = get_codec({'id': 'patchfeed_blosc'}); assert type(c).__module__ == 'patchfeed.numcodecs', c"
+	cd /tmp && $(abspath $(PIP_VENV))/bin/python -c "import zarr; from zarr.registry import get_codec_class; \
+	  zarr.config.set({'codecs.blosc': 'patchfeed.zarr_blosc.BloscCodec'}); \
+	  assert get_codec_class('blosc').__module__ == 'patchfeed.zarr_blosc'"
 	$(PIP_VENV)/bin/python -m pytest -q tests/python/test_package_cli.py \
 	  tests/python/test_loader_batches.py
 
