@@ -17,10 +17,10 @@
 
 #include "augment/sample_view.h"
 #include "augment/spatial/elastic.h"
-#include "augment/spatial/half_float.h"
 #include "augment/spatial/mirror.h"
 #include "augment/spatial/spatial_transform.h"
 #include "bindings/status_to_exception.h"
+#include "common/half_float.h"
 
 namespace py = pybind11;
 
@@ -226,10 +226,7 @@ void RegisterAugmentSpatial(py::module_& m) {
       py::arg("patch_size"), py::arg("sigma"), py::arg("magnitude"), py::arg("seed"),
       "The elastic offset field (D, *patch) before centring and the affine map.");
   m.def(
-      "round_to_half",
-      [](float value) {
-        return internal_augment::HalfBitsToFloat(internal_augment::FloatToHalfBits(value));
-      },
+      "round_to_half", [](float value) { return HalfBitsToFloat(FloatToHalfBits(value)); },
       py::arg("value"), "float32 -> float16 (nearest, ties to even) -> float32.");
 }
 

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <limits>
 
-#include "augment/spatial/half_float.h"
 #include "common/check.h"
+#include "common/half_float.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

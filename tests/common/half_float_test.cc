@@ -1,7 +1,7 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // Tests of the float -> binary16 rounding that decides segmentation ties.
 
-#include "augment/spatial/half_float.h"
+#include "common/half_float.h"
 
 #include <bit>
 #include <cmath>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace patchfeed::internal_augment {
+namespace patchfeed {
 namespace {
 
 TEST(HalfFloatTest, KnownValues) {
@@ -76,4 +76,4 @@ TEST(HalfFloatTest, FastRoundingMatchesBitExactRounding) {
 }
 
 }  // namespace
-}  // namespace patchfeed::internal_augment
+}  // namespace patchfeed

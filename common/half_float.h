@@ -1,17 +1,18 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_AUGMENT_SPATIAL_HALF_FLOAT_H_
-#define PATCHFEED_AUGMENT_SPATIAL_HALF_FLOAT_H_
+#ifndef PATCHFEED_COMMON_HALF_FLOAT_H_
+#define PATCHFEED_COMMON_HALF_FLOAT_H_
 
 /// \file
 /// IEEE 754 binary16 rounding, as torch's `.to(torch.float16)` does it (round to nearest, ties
 /// to even, overflow to infinity, gradual underflow). batchgeneratorsv2 picks the segmentation
 /// label by comparing interpolated one-hot values *after* this rounding, so ties created by it
-/// decide labels; we reproduce it bit for bit. Stateless; safe to call from any thread.
+/// decide labels; we reproduce it bit for bit. codec/ writes float16 fill values of zarr arrays
+/// with it. Stateless; safe to call from any thread.
 
 #include <bit>
 #include <cstdint>
 
-namespace patchfeed::internal_augment {
+namespace patchfeed {
 
 /// The binary16 bit pattern nearest to `value` (ties to even). NaN stays NaN (quiet).
 constexpr uint16_t FloatToHalfBits(float value) {
@@ -75,6 +76,6 @@ inline float RoundToHalfPrecision(float value) {
   return std::bit_cast<float>(rounded);
 }
 
-}  // namespace patchfeed::internal_augment
+}  // namespace patchfeed
 
-#endif  // PATCHFEED_AUGMENT_SPATIAL_HALF_FLOAT_H_
+#endif  // PATCHFEED_COMMON_HALF_FLOAT_H_
