@@ -167,6 +167,8 @@ def test_unpack_makes_a_relocated_prefix(tmp_path):
     assert paths and all(p.startswith(str(dest)) for p in paths), flags
     assert (lib / "cmake" / "TBB" / "TBBConfig.cmake").exists()
     assert (dest / "usr" / "share" / "eigen3" / "cmake" / "Eigen3Config.cmake").exists()
+    json_config = dest / "usr" / "share" / "cmake" / "nlohmann_json" / "nlohmann_jsonConfig.cmake"
+    assert json_config.exists()
     for link in dest.rglob("*"):  # no link left pointing outside the prefix
         if link.is_symlink():
             assert not os.readlink(link).startswith("/") or os.readlink(link).startswith(
