@@ -138,11 +138,12 @@ Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std
     return Bad(StrCat("fill_value ", v.dump(), " is not a value of dtype '", dtype, "'"));
   };
   if (kind == 'b') {
-    if (!v.is_boolean() && !(AsInt64(v) && (*AsInt64(v) == 0 || *AsInt64(v) == 1))) {
+    const std::optional<int64_t> n =
+        v.is_boolean() ? std::optional<int64_t>(v.get<bool>()) : AsInt64(v);
+    if (!n || (*n != 0 && *n != 1)) {
       return bad();
     }
-    const uint8_t b =
-        v.is_boolean() ? static_cast<uint8_t>(v.get<bool>()) : static_cast<uint8_t>(*AsInt64(v));
+    const auto b = static_cast<uint8_t>(*n);
     return std::optional(ItemBytes(&b, 1, false));
   }
   if (kind == 'i' || kind == 'u') {
