@@ -125,6 +125,11 @@ Transcript ReadFrame(std::shared_ptr<patchfeed::codec::ByteSource> source, bool 
     scratch.chunk.assign(1 << 16, std::byte{0xA5});
   }
   const int n = g.ndim;
+  // An empty array may still declare an extent up to INT64_MAX on another axis: the box
+  // corners past the edge saturate there instead of overflowing.
+  const auto past = [](int64_t extent, int64_t by) {
+    return extent > INT64_MAX - by ? INT64_MAX : extent + by;
+  };
   // Up to 3 items inside each edge plus 1 outside; dimensions beyond the first few get
   // extent 1 so that high ranks stay small.
   Box low, high, outside;
@@ -135,9 +140,9 @@ Transcript ReadFrame(std::shared_ptr<patchfeed::codec::ByteSource> source, bool 
     low.start.push_back(d < 4 ? -1 : 0);
     low.stop.push_back(inside);
     high.start.push_back(g.shape[i] - inside);
-    high.stop.push_back(g.shape[i] + (d < 4 ? 1 : 0));
-    outside.start.push_back(d == 0 ? g.shape[i] + 2 : 0);
-    outside.stop.push_back(d == 0 ? g.shape[i] + 4 : inside);
+    high.stop.push_back(past(g.shape[i], d < 4 ? 1 : 0));
+    outside.start.push_back(d == 0 ? past(g.shape[i], 2) : 0);
+    outside.stop.push_back(d == 0 ? past(g.shape[i], 4) : inside);
   }
   ReadIfSmall(*array, low, scratch, t);
   ReadIfSmall(*array, high, scratch, t);
