@@ -1,8 +1,9 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// Frame-level calls for Python: open a .b2nd array, read boxes, write arrays. The Python
+// Array-level calls for Python: open a .b2nd or zarr array, read boxes, write arrays. The Python
 // package wraps them with NumPy (bindings/python/patchfeed/frames.py).
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@
 
 #include "bindings/status_to_exception.h"
 #include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/array_reader.h"
 #include "common/byte_size.h"
 
 namespace py = pybind11;
@@ -29,48 +30,74 @@ codec::FrameOpenOptions OpenOptions(const std::string& io) {
   return o;
 }
 
-std::shared_ptr<codec::NdArrayReader> OpenArray(const std::string& path, const std::string& io) {
-  const codec::FrameOpenOptions options = OpenOptions(io);
-  Result<codec::NdArrayReader> r = InternalError("not run");
-  {
-    py::gil_scoped_release release;
-    r = codec::NdArrayReader::Open(path, options);
+// An open array and the read scratch of finished reads: a box read from Python reuses a
+// scratch (decoder contexts, chunk buffers) instead of building one per call. Reads may run on
+// several Python threads at once (the GIL is released), each with its own scratch.
+class PyArray {
+ public:
+  PyArray(const std::string& path, const std::string& io, int level) {
+    const codec::FrameOpenOptions options = OpenOptions(io);
+    Result<std::unique_ptr<codec::ArrayReader>> r = InternalError("not run");
+    {
+      py::gil_scoped_release release;
+      r = codec::OpenArray(path, options, level);
+    }
+    reader_ = ValueOrThrow(std::move(r));
   }
-  return std::make_shared<codec::NdArrayReader>(ValueOrThrow(std::move(r)));
-}
 
-// Reads [start, stop) in C order into a new bytes object; `pad` fills outside the array.
-py::bytes ReadBox(const codec::NdArrayReader& array, const std::vector<int64_t>& start,
-                  const std::vector<int64_t>& stop, double pad) {
-  const auto pad_item =
-      ValueOrThrow(codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad));
-  const codec::Box box{start, stop};
-  // Checked before allocating: coordinates come from the caller and may be absurd.
-  std::vector<int64_t> shape =
-      ValueOrThrow(codec::BoxExtents(box, array.itemsize(), PY_SSIZE_T_MAX));
-  int64_t bytes = array.itemsize();
-  for (int64_t e : shape)
-    bytes *= e;
-  PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes));
-  if (raw == nullptr) {
-    PyErr_Clear();
-    ThrowIfError(ResourceExhaustedError(array.frame().path() + ": the box needs " +
-                                        FormatBytes(bytes) +
-                                        " of memory, more than can be "
-                                        "allocated"));
+  const codec::ArrayReader& reader() const { return *reader_; }
+
+  // Reads [start, stop) in C order into a new bytes object; `pad` fills outside the array.
+  py::bytes ReadBox(const std::vector<int64_t>& start, const std::vector<int64_t>& stop,
+                    double pad) {
+    const codec::ArrayReader& array = *reader_;
+    const auto pad_item = ValueOrThrow(codec::ItemFromDouble(array.dtype(), array.itemsize(), pad));
+    const codec::Box box{start, stop};
+    // Checked before allocating: coordinates come from the caller and may be absurd.
+    std::vector<int64_t> shape =
+        ValueOrThrow(codec::BoxExtents(box, array.itemsize(), PY_SSIZE_T_MAX));
+    int64_t bytes = array.itemsize();
+    for (int64_t e : shape)
+      bytes *= e;
+    PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes));
+    if (raw == nullptr) {
+      PyErr_Clear();
+      ThrowIfError(ResourceExhaustedError(array.path() + ": the box needs " + FormatBytes(bytes) +
+                                          " of memory, more than can be allocated"));
+    }
+    py::bytes out = py::reinterpret_steal<py::bytes>(raw);
+    auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
+    Status st;
+    {
+      py::gil_scoped_release release;
+      std::unique_ptr<codec::BoxReadScratch> scratch = TakeScratch();
+      st = array.ReadBox(box, codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item,
+                         *scratch);
+      GiveBack(std::move(scratch));
+    }
+    ThrowIfError(st);
+    return out;
   }
-  py::bytes out = py::reinterpret_steal<py::bytes>(raw);
-  auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
-  Status st;
-  {
-    py::gil_scoped_release release;
-    codec::BoxReadScratch scratch;
-    st = array.ReadBox(box, codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item,
-                       scratch);
+
+ private:
+  std::unique_ptr<codec::BoxReadScratch> TakeScratch() {
+    std::lock_guard lock(mu_);
+    if (free_.empty())
+      return std::make_unique<codec::BoxReadScratch>();
+    auto s = std::move(free_.back());
+    free_.pop_back();
+    return s;
   }
-  ThrowIfError(st);
-  return out;
-}
+  void GiveBack(std::unique_ptr<codec::BoxReadScratch> s) {
+    std::lock_guard lock(mu_);
+    if (free_.size() < 4)  // as many as threads commonly read one array at once
+      free_.push_back(std::move(s));
+  }
+
+  std::unique_ptr<const codec::ArrayReader> reader_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<codec::BoxReadScratch>> free_;
+};
 
 void WriteB2nd(const std::string& path, const py::buffer& data, const std::vector<int64_t>& shape,
                const std::string& dtype, const std::vector<int32_t>& chunks,
@@ -104,20 +131,23 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
 }  // namespace
 
 void RegisterFrames(py::module_& m) {
-  py::class_<codec::NdArrayReader, std::shared_ptr<codec::NdArrayReader>>(m, "NdArrayReader")
-      .def(py::init(&OpenArray), py::arg("path"), py::arg("io") = "mmap",
-           "Opens a .b2nd file or sparse frame directory.")
-      .def_property_readonly("shape", [](const codec::NdArrayReader& a) { return a.meta().shape; })
+  py::class_<PyArray, std::shared_ptr<PyArray>>(m, "ArrayReader")
+      .def(py::init<const std::string&, const std::string&, int>(), py::arg("path"),
+           py::arg("io") = "mmap", py::arg("level") = 0,
+           "Opens a .b2nd file or sparse frame directory, a zarr v2/v3 array, or an OME-Zarr "
+           "group's level.")
+      .def_property_readonly("shape", [](const PyArray& a) { return a.reader().geometry().shape; })
       // Bytes, not str: the dtype string is untrusted file content (the package parses it).
-      .def_property_readonly(
-          "dtype", [](const codec::NdArrayReader& a) { return py::bytes(a.meta().dtype); })
-      .def_property_readonly("path", [](const codec::NdArrayReader& a) { return a.frame().path(); })
+      .def_property_readonly("dtype",
+                             [](const PyArray& a) { return py::bytes(a.reader().dtype()); })
+      .def_property_readonly("path", [](const PyArray& a) { return a.reader().path(); })
+      .def_property_readonly("format", [](const PyArray& a) { return a.reader().format(); })
       .def_property_readonly("chunks",
-                             [](const codec::NdArrayReader& a) { return a.meta().chunkshape; })
+                             [](const PyArray& a) { return a.reader().geometry().chunkshape; })
       .def_property_readonly("blocks",
-                             [](const codec::NdArrayReader& a) { return a.meta().blockshape; })
-      .def_property_readonly("itemsize", &codec::NdArrayReader::itemsize)
-      .def("read_box", &ReadBox, py::arg("start"), py::arg("stop"), py::arg("pad") = 0.0,
+                             [](const PyArray& a) { return a.reader().geometry().blockshape; })
+      .def_property_readonly("itemsize", [](const PyArray& a) { return a.reader().itemsize(); })
+      .def("read_box", &PyArray::ReadBox, py::arg("start"), py::arg("stop"), py::arg("pad") = 0.0,
            "Reads [start, stop) (may cross the border) as C-ordered bytes.");
   m.def("write_b2nd", &WriteB2nd, py::arg("path"), py::arg("data"), py::arg("shape"),
         py::arg("dtype"), py::arg("chunks"), py::arg("blocks"), py::arg("codec") = "zstd",

@@ -292,6 +292,14 @@ void RegisterLoader(py::module_& m) {
                   "nnU-Net's layout: `<id>.b2nd` (image) and `<id>_seg.b2nd` (seg) per case.")
       .def_static("from_folder", &DatasetFromFolder, py::arg("folder"), py::arg("naming"),
                   "Arrays named by file suffix: naming is [(array name, suffix), ...].")
+      .def_static(
+          "from_zarr_group",
+          [](const std::string& group, std::vector<std::string> arrays) {
+            return ValueOrThrow(Dataset::FromZarrGroup(group, std::move(arrays)));
+          },
+          py::arg("group"), py::arg("arrays"),
+          "One case per entry of a zarr group: arrays [] (each entry one array, 'image') or the "
+          "paths of each case's arrays inside its entry.")
       .def_static("from_list", &DatasetFromList, py::arg("array_names"), py::arg("cases"),
                   "An explicit list: cases is [(case id, [path per array]), ...].")
       .def_property_readonly("array_names", &Dataset::array_names)

@@ -1,5 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// `patchfeed info FILE` (metadata as JSON) and `patchfeed read FILE --box ... --out OUT`.
+// `patchfeed info PATH` (metadata as JSON) and `patchfeed read PATH --box ... --out OUT`, for
+// `.b2nd` frames and zarr arrays (codec::OpenArray).
 
 #include <cinttypes>
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/file_io.h"
+#include "codec/array_reader.h"
 #include "codec/nd_reader.h"
+#include "codec/zarr_reader.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::cli {
@@ -125,12 +128,56 @@ std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int
   return h;
 }
 
+// --level N: an OME-Zarr group's level.
+Result<int> ParseLevel(const ParsedArgs& args) {
+  const auto text = args.Get("level");
+  if (!text)
+    return 0;
+  try {
+    size_t used = 0;
+    const int level = std::stoi(*text, &used);
+    if (used == text->size() && level >= 0)
+      return level;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgumentError("--level expects a level number (0, 1, ...), got '" + *text + "'");
+}
+
+// What every array says about itself: the zarr arrays' `info`.
+Status PrintArrayInfo(const codec::ArrayReader& array) {
+  const codec::NdGeometry& g = array.geometry();
+  std::string json = "{\n";
+  auto add = [&](const std::string& key, const std::string& value) {
+    json += (json.size() > 2 ? ",\n" : "") + std::string("  ") + JsonString(key) + ": " + value;
+  };
+  add("path", JsonString(array.path()));
+  add("format", JsonString(array.format()));
+  add("shape", JsonList(g.shape));
+  add("dtype", JsonString(array.dtype()));
+  add("chunks", JsonList(g.chunkshape));
+  if (const auto* zarr = dynamic_cast<const codec::ZarrArrayReader*>(&array)) {
+    add("sharded", zarr->sharded() ? "true" : "false");
+    if (zarr->sharded())
+      add("inner_chunks", JsonList(g.blockshape));
+  }
+  add("nchunks", std::to_string(g.nchunks));
+  json += "\n}\n";
+  std::fputs(json.c_str(), stdout);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunInfo(const std::vector<std::string>& argv) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {}, {}));
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"level"}, {}));
   if (args.positional.size() != 1)
-    return InvalidArgumentError("usage: patchfeed info FILE");
+    return InvalidArgumentError("usage: patchfeed info PATH [--level N]");
+  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
+  if (codec::IsZarrPath(args.positional[0]) || level != 0) {
+    // Zarr arrays and OME-Zarr groups; frames (b2nd or not) get the frame's own fields below.
+    PATCHFEED_ASSIGN_OR_RETURN(const auto array, codec::OpenArray(args.positional[0], {}, level));
+    return PrintArrayInfo(*array);
+  }
   PATCHFEED_ASSIGN_OR_RETURN(const codec::FrameReader frame,
                              codec::FrameReader::Open(args.positional[0]));
   const codec::FrameInfo& f = frame.info();
@@ -179,22 +226,24 @@ Status RunInfo(const std::vector<std::string>& argv) {
 
 Status RunRead(const std::vector<std::string>& argv) {
   PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args,
-                             ParseArgs(argv, {"box", "pad", "out", "io"}, {"npy"}));
+                             ParseArgs(argv, {"box", "pad", "out", "io", "level"}, {"npy"}));
   const auto out_path = args.Get("out");
   if (args.positional.size() != 1 || !out_path) {
     return InvalidArgumentError(
-        "usage: patchfeed read FILE [--box a:b,c:d,...] [--pad V] "
-        "--out OUT|- [--npy] [--io mmap|pread]");
+        "usage: patchfeed read PATH [--box a:b,c:d,...] [--pad V] "
+        "--out OUT|- [--npy] [--io mmap|pread] [--level N]");
   }
   const std::string io = args.Get("io").value_or("mmap");
   if (io != "mmap" && io != "pread")
     return InvalidArgumentError("--io must be mmap or pread");
   codec::FrameOpenOptions options;
   options.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
-  PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader array,
-                             codec::NdArrayReader::Open(args.positional[0], options));
+  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
+  PATCHFEED_ASSIGN_OR_RETURN(const auto opened,
+                             codec::OpenArray(args.positional[0], options, level));
+  const codec::ArrayReader& array = *opened;
   PATCHFEED_ASSIGN_OR_RETURN(const codec::Box box,
-                             ParseBox(args.Get("box").value_or(""), array.meta().shape));
+                             ParseBox(args.Get("box").value_or(""), array.geometry().shape));
   double pad = 0;
   if (const auto p = args.Get("pad")) {
     try {
@@ -203,7 +252,7 @@ Status RunRead(const std::vector<std::string>& argv) {
       return InvalidArgumentError("--pad expects a number, got '" + *p + "'");
     }
   }
-  auto pad_item = codec::ItemFromDouble(array.meta().dtype, array.itemsize(), pad);
+  auto pad_item = codec::ItemFromDouble(array.dtype(), array.itemsize(), pad);
   if (!pad_item.ok())
     return pad_item.status().WithContext(args.positional[0]);
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> data, array.ReadBox(box, *pad_item));
@@ -212,7 +261,7 @@ Status RunRead(const std::vector<std::string>& argv) {
     std::vector<int64_t> shape;
     for (size_t d = 0; d < box.start.size(); ++d)
       shape.push_back(box.stop[d] - box.start[d]);
-    head = NpyHeader(array.meta().dtype, shape);
+    head = NpyHeader(array.dtype(), shape);
   }
   return WriteWholeFile(*out_path, data, head);
 }

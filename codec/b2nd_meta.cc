@@ -8,6 +8,7 @@
 
 #include "codec/internal/msgpack_put.h"
 #include "common/byte_order.h"
+#include "common/half_float.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec {
@@ -169,7 +170,9 @@ Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t 
     return InvalidArgumentError(StrCat("cannot represent ", value, " as dtype '", dtype, "'"));
   };
   uint64_t bits = 0;
-  if (kind == 'f' && itemsize == 4) {
+  if (kind == 'f' && itemsize == 2) {
+    bits = FloatToHalfBits(static_cast<float>(value));
+  } else if (kind == 'f' && itemsize == 4) {
     const auto f = static_cast<float>(value);
     uint32_t b;
     std::memcpy(&b, &f, 4);

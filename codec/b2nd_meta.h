@@ -42,7 +42,7 @@ std::vector<std::byte> SerializeB2ndMeta(const B2ndMeta& meta);
 int64_t ItemSizeOfDtype(const std::string& dtype);
 
 /// One item of NumPy `dtype` holding `value` (e.g. a pad value: 0 for images, -1 for labels),
-/// in the dtype's byte order. Bool, signed/unsigned integers and floats of 4 or 8 bytes;
+/// in the dtype's byte order. Bool, signed/unsigned integers and floats of 2, 4 or 8 bytes;
 /// kInvalidArgument for other dtypes unless `value` is 0 (all-zero bytes), or when `value` does
 /// not fit (e.g. -1 for an unsigned type).
 Result<std::vector<std::byte>> ItemFromDouble(const std::string& dtype, int64_t itemsize,

@@ -4,11 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <new>
 #include <string>
 
 #include "codec/internal/nd_copy.h"
-#include "common/byte_size.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec {
@@ -62,6 +60,8 @@ Result<NdArrayReader> NdArrayReader::FromFrame(FrameReader frame) {
                                 frame.info().chunksize, " bytes do not match the b2nd shape (",
                                 r.geom_.nchunks, " chunks of ", chunk_bytes, " bytes)"));
   }
+  r.path_ = frame.path();
+  r.dtype_ = r.meta_.dtype;
   r.frame_ = std::move(frame);
   return r;
 }
@@ -208,94 +208,17 @@ Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
   });
 }
 
-Status NdArrayReader::CheckDestination(const BoxPlan& plan, const NdView& dst,
-                                       std::span<const std::byte> pad_item) const {
-  const int n = geom_.ndim;
-  if (dst.ndim() != n || static_cast<int>(dst.byte_strides.size()) != n) {
-    return InvalidArgumentError(
-        StrCat(frame_.path(), ": box and destination need ", n, " dimensions"));
-  }
-  if (static_cast<int64_t>(pad_item.size()) != geom_.itemsize) {
-    return InvalidArgumentError(
-        StrCat("pad value of ", pad_item.size(), " bytes for items of ", geom_.itemsize));
-  }
-  if (!plan.Fits(geom_))
-    return InvalidArgumentError(StrCat(frame_.path(), ": the read was planned for another array"));
-  for (int d = 0; d < n; ++d) {
-    if (dst.shape[static_cast<size_t>(d)] != plan.shape()[static_cast<size_t>(d)]) {
-      return InvalidArgumentError(
-          StrCat("destination shape does not match the box in dimension ", d));
-    }
-  }
-  return Status::Ok();
-}
-
-Status NdArrayReader::ReadPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
-                                std::span<const std::byte> pad_item,
-                                BoxReadScratch& scratch) const {
-  PATCHFEED_RETURN_IF_ERROR(CheckDestination(plan, dst, pad_item));
-  if (piece.chunk < 0) {
-    FillRegion(geom_.ndim, piece.lo.data(), piece.hi.data(), dst, plan.box().start.data(),
-               pad_item);
-    return Status::Ok();
-  }
-  const Status st = ReadChunkPiece(plan, piece, dst, pad_item, scratch);
-  // A file truncated under its mapping reads as zeros (mapping_fault_guard.h): whatever the
-  // decoders made of them, the cause to report is the truncation.
-  Status mapping = frame_.CheckMapping();
-  return mapping.ok() ? st : mapping;
-}
-
-Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
-                              std::span<const std::byte> pad_item, BoxReadScratch& scratch) const {
-  return ReadBox(box, dst, pad_item, scratch, BlockFilter{});
-}
-
-Status NdArrayReader::ReadBox(const Box& box, const NdView& dst,
-                              std::span<const std::byte> pad_item, BoxReadScratch& scratch,
-                              const BlockFilter& filter) const {
-  const int n = geom_.ndim;
-  if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n) {
-    return InvalidArgumentError(
-        StrCat(frame_.path(), ": box and destination need ", n, " dimensions"));
-  }
-  // PlanBox checks the untrusted coordinates, CheckDestination that dst has their extents.
-  PATCHFEED_RETURN_IF_ERROR(PlanBox(geom_, box, filter, &scratch.plan), frame_.path());
-  PATCHFEED_RETURN_IF_ERROR(CheckDestination(scratch.plan, dst, pad_item));
-  const BoxPlan& plan = scratch.plan;
-  Status st;
-  for (int64_t i = 0; i < plan.num_pieces() && st.ok(); ++i) {
-    const BoxPiece piece = plan.piece(i);
-    if (piece.chunk < 0) {
-      FillRegion(n, piece.lo.data(), piece.hi.data(), dst, box.start.data(), pad_item);
-    } else {
-      st = ReadChunkPiece(plan, piece, dst, pad_item, scratch);
-    }
-  }
-  Status mapping = frame_.CheckMapping();
-  return mapping.ok() ? st : mapping;
-}
-
-Result<std::vector<std::byte>> NdArrayReader::ReadBox(const Box& box,
-                                                      std::span<const std::byte> pad_item) const {
-  // A vector's size must fit in memory; half the address space is a generous ceiling that keeps
-  // absurd boxes an error rather than an allocation failure.
-  PATCHFEED_ASSIGN_OR_RETURN(std::vector<int64_t> extents,
-                             BoxExtents(box, geom_.itemsize, INT64_MAX / 2));
-  int64_t bytes = geom_.itemsize;
-  for (int64_t e : extents)
-    bytes *= e;
-  std::vector<std::byte> out;
-  try {
-    out.resize(static_cast<size_t>(bytes));
-  } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(StrCat(frame_.path(), ": the box needs ", FormatBytes(bytes),
-                                         " of memory, more than can be allocated"));
-  }
-  BoxReadScratch scratch;
-  PATCHFEED_RETURN_IF_ERROR(ReadBox(
-      box, NdView::Contiguous(out.data(), std::move(extents), geom_.itemsize), pad_item, scratch));
-  return out;
+ArrayFootprint NdArrayReader::Footprint() const {
+  ArrayFootprint f;
+  const FrameInfo& info = frame_.info();
+  f.compression_ratio =
+      info.nbytes > 0 ? static_cast<double>(info.cbytes) / static_cast<double>(info.nbytes) : 1.0;
+  // Decoded offsets, the header with its metalayers, and the object itself.
+  f.open_state_bytes = 8 * frame_.nchunks() + info.header_len + 512;
+  f.block_bytes = geom_.block_nitems * geom_.itemsize;
+  f.chunk_bytes = geom_.chunk_nitems * geom_.itemsize;
+  f.whole_chunks = info.has_filter(Filter::kDelta);
+  return f;
 }
 
 }  // namespace patchfeed::codec

@@ -149,6 +149,34 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
   return UnimplementedError(StrCat("codec format ", static_cast<int>(format)));
 }
 
+Status StreamDecoder::DecodeGzip(std::span<const std::byte> src, std::span<std::byte> dst) {
+#ifdef PATCHFEED_HAVE_LIBDEFLATE
+  if (ctx_->deflate == nullptr)
+    ctx_->deflate = libdeflate_alloc_decompressor();
+  size_t actual = 0;
+  const libdeflate_result r = libdeflate_gzip_decompress(ctx_->deflate, src.data(), src.size(),
+                                                         dst.data(), dst.size(), &actual);
+  if (r != LIBDEFLATE_SUCCESS || actual != dst.size())
+    return Corrupt("gzip", StrCat("libdeflate result ", static_cast<int>(r)));
+  return Status::Ok();
+#else
+  z_stream z{};
+  // 16 + MAX_WBITS: a gzip wrapper, not zlib's.
+  if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+    return ResourceExhaustedError("gzip: inflateInit2 failed");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<std::byte*>(src.data()));
+  z.avail_in = static_cast<uInt>(src.size());
+  z.next_out = reinterpret_cast<Bytef*>(dst.data());
+  z.avail_out = static_cast<uInt>(dst.size());
+  const int r = inflate(&z, Z_FINISH);
+  const size_t actual = z.total_out;
+  inflateEnd(&z);
+  if (r != Z_STREAM_END || actual != dst.size())
+    return Corrupt("gzip", StrCat("inflate result ", r));
+  return Status::Ok();
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // Encoding
 

@@ -33,6 +33,10 @@ class StreamDecoder {
   Status Decode(CodecFormat format, std::span<const std::byte> src, std::span<std::byte> dst,
                 std::span<const std::byte> dict);
 
+  /// Decodes one gzip member (RFC 1952, as zarr's and numcodecs' gzip codec write it) into
+  /// exactly `dst.size()` bytes; kDataLoss otherwise.
+  Status DecodeGzip(std::span<const std::byte> src, std::span<std::byte> dst);
+
  private:
   struct Contexts;
   std::unique_ptr<Contexts> ctx_;

@@ -7,6 +7,7 @@
 #include <system_error>
 #include <utility>
 
+#include "codec/array_reader.h"
 #include "codec/chunk_format.h"
 #include "common/str_cat.h"
 
@@ -87,6 +88,60 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
   return ds;
 }
 
+Result<Dataset> Dataset::FromZarrGroup(const std::string& group,
+                                      std::vector<std::string> arrays) {
+  std::error_code ec;
+  fs::directory_iterator it(group, ec);
+  if (ec) {
+    return ec == std::errc::no_such_file_or_directory
+               ? NotFoundError("zarr group " + group + " does not exist")
+               : IoError("zarr group " + group + ": " + ec.message());
+  }
+  std::vector<std::string> entries;
+  for (const fs::directory_entry& entry : it) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory(ec) && !name.empty() && name[0] != '.')
+      entries.push_back(name);
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<CaseFiles> cases;
+  for (const std::string& name : entries) {
+    const std::string dir = (fs::path(group) / name).string();
+    CaseFiles c;
+    c.id = name;
+    if (arrays.empty()) {
+      if (codec::IsZarrPath(dir))
+        c.paths.push_back(dir);
+    } else {
+      std::vector<std::string> missing;
+      for (const std::string& a : arrays) {
+        const std::string path = (fs::path(dir) / a).string();
+        if (codec::IsZarrPath(path)) {
+          c.paths.push_back(path);
+        } else {
+          missing.push_back(a);
+        }
+      }
+      if (!c.paths.empty() && !missing.empty()) {
+        return NotFoundError(StrCat("zarr group ", group, ": case '", name, "' has no array '",
+                                    missing[0], "' (", dir, "/", missing[0], ")"));
+      }
+      if (!missing.empty())
+        continue;  // not a case: an entry with none of the arrays (e.g. a metadata group)
+    }
+    if (!c.paths.empty())
+      cases.push_back(std::move(c));
+  }
+  if (cases.empty()) {
+    return InvalidArgumentError(StrCat("zarr group ", group, " has no entry holding ",
+                                       arrays.empty() ? std::string("a zarr array")
+                                                      : "the arrays asked for"));
+  }
+  if (arrays.empty())
+    arrays.push_back("image");
+  return FromList(std::move(arrays), std::move(cases));
+}
+
 Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
                                   std::vector<CaseFiles> cases) {
   if (array_names.empty()) {
@@ -127,19 +182,16 @@ int Dataset::array_index(std::string_view name) const {
   return -1;
 }
 
-ArrayProbe DescribeArray(const codec::FrameReader& frame, const codec::B2ndMeta& meta,
-                         const codec::NdGeometry& geometry) {
+ArrayProbe DescribeArray(const codec::ArrayReader& array) {
+  const codec::ArrayFootprint f = array.Footprint();
   ArrayProbe p;
-  p.geometry = geometry;
-  p.dtype = meta.dtype;
-  const codec::FrameInfo& info = frame.info();
-  p.compression_ratio =
-      info.nbytes > 0 ? static_cast<double>(info.cbytes) / static_cast<double>(info.nbytes) : 1.0;
-  // Decoded offsets, the header with its metalayers, and the object itself.
-  p.open_state_bytes = 8 * frame.nchunks() + info.header_len + 512;
-  p.block_bytes = geometry.block_nitems * geometry.itemsize;
-  p.chunk_bytes = geometry.chunk_nitems * geometry.itemsize;
-  p.delta_filter = info.has_filter(codec::Filter::kDelta);
+  p.geometry = array.geometry();
+  p.dtype = array.dtype();
+  p.compression_ratio = f.compression_ratio;
+  p.open_state_bytes = f.open_state_bytes;
+  p.block_bytes = f.block_bytes;
+  p.chunk_bytes = f.chunk_bytes;
+  p.whole_chunks = f.whole_chunks;
   return p;
 }
 

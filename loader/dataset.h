@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/array_reader.h"
 #include "codec/b2nd_meta.h"
 #include "codec/frame_reader.h"
 #include "common/result.h"
@@ -50,6 +51,13 @@ class Dataset {
   /// ids (sorted), and every other array must have a file for each of them (kNotFound naming
   /// the missing file). kInvalidArgument for an empty naming or no cases.
   static Result<Dataset> FromFolder(const std::string& folder, std::vector<ArrayNaming> naming);
+
+  /// One case per entry of a zarr group (a directory), sorted by name. With `arrays` empty,
+  /// every entry that is a zarr array or an OME-Zarr image group (its highest resolution) is a
+  /// case with one array, "image". Otherwise every entry that holds all of `arrays` (paths
+  /// inside it, e.g. {"image", "labels/0"}) is a case, whose array names are the paths;
+  /// entries holding some but not all are kNotFound naming what is missing. Nothing is opened.
+  static Result<Dataset> FromZarrGroup(const std::string& group, std::vector<std::string> arrays);
 
   /// An explicit list; every case needs one path per array name.
   static Result<Dataset> FromList(std::vector<std::string> array_names,
@@ -81,12 +89,11 @@ struct ArrayProbe {
   /// Largest Blosc block and chunk, uncompressed: per-worker scratch.
   int64_t block_bytes = 0;
   int64_t chunk_bytes = 0;
-  bool delta_filter = false;  ///< whole chunks get decoded (DELTA ties blocks to block 0)
+  bool whole_chunks = false;  ///< whole chunks get decoded into scratch (codec::ArrayFootprint)
 };
 
 /// Describes an opened array (no further I/O).
-ArrayProbe DescribeArray(const codec::FrameReader& frame, const codec::B2ndMeta& meta,
-                         const codec::NdGeometry& geometry);
+ArrayProbe DescribeArray(const codec::ArrayReader& array);
 
 }  // namespace patchfeed::loader
 

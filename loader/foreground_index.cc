@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -22,7 +23,7 @@
 #include <vector>
 
 #include "codec/b2nd_meta.h"
-#include "codec/nd_reader.h"
+#include "codec/array_reader.h"
 #include "common/byte_order.h"
 #include "common/byte_size.h"
 #include "common/random.h"
@@ -100,7 +101,7 @@ void WidenLabels(const LabelType& t, const std::byte* src, int64_t n, int64_t* d
 /// wide a plane is; a slab is chunk-thick (or whole blocks) so no block is decoded twice when
 /// the planes are small.
 template <typename Fn>
-Status ScanLabels(const codec::NdArrayReader& reader, const LabelType& type, Fn&& fn) {
+Status ScanLabels(const codec::ArrayReader& reader, const LabelType& type, Fn&& fn) {
   const codec::NdGeometry& g = reader.geometry();
   const int n = g.ndim;
   std::vector<int64_t> after(static_cast<size_t>(n) + 1, 1);  // items per unit of each axis
@@ -306,11 +307,12 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
     return InvalidArgumentError(StrCat(seg_path, ": a foreground index has 1 to ", codec::kMaxDims,
                                        " spatial axes, not ", spatial_dims));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(const codec::NdArrayReader reader,
-                             codec::NdArrayReader::Open(seg_path));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::unique_ptr<codec::ArrayReader> opened,
+                             codec::OpenArray(seg_path));
+  const codec::ArrayReader& reader = *opened;
   const codec::NdGeometry& g = reader.geometry();
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
-                             LabelTypeOf(seg_path, reader.meta().dtype, g.itemsize));
+                             LabelTypeOf(seg_path, reader.dtype(), g.itemsize));
   if (g.ndim < spatial_dims) {
     return InvalidArgumentError(StrCat(seg_path, ": the label map has ", g.ndim,
                                        " axes, fewer than the ", spatial_dims, " spatial ones"));

@@ -177,6 +177,72 @@ inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t
   });
 }
 
+// CopyRegion from a source with any byte strides (a zarr chunk stored transposed): item
+// (i0, i1, ...) of the source is at src + sum((i_d - src_origin[d]) * src_strides[d]).
+inline void CopyStridedRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                              const std::byte* src, const int64_t* src_origin,
+                              const int64_t* src_strides, const NdView& dst,
+                              const int64_t* dst_origin) {
+  if (n == 0) {
+    std::memcpy(dst.data, src, static_cast<size_t>(itemsize));
+    return;
+  }
+  Index shape{};
+  int64_t so = 0, dof = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    shape[i] = hi[d] - lo[d];
+    if (shape[i] <= 0)
+      return;
+    so += (lo[d] - src_origin[d]) * src_strides[d];
+    dof += (lo[d] - dst_origin[d]) * dst.byte_strides[i];
+  }
+  const RowWalk w = MakeRowWalk(n, itemsize, shape.data(), src_strides, dst.byte_strides.data());
+  const int64_t src_item_stride = src_strides[n - 1];
+  const std::byte* s0 = src + so;
+  std::byte* d0 = dst.data + dof;
+  ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
+    if (w.dst_row_contiguous) {
+      std::memcpy(d0 + dst_off, s0 + src_off, static_cast<size_t>(w.row_bytes));
+    } else {
+      for (int64_t k = 0; k < w.row_items; ++k) {
+        std::memcpy(d0 + dst_off + k * w.dst_item_stride, s0 + src_off + k * src_item_stride,
+                    static_cast<size_t>(itemsize));
+      }
+    }
+  });
+}
+
+// Reverses the bytes of every item of region [lo, hi) of `dst` in place: big-endian items
+// to the machine's order (x86 and ARM Linux are little-endian).
+inline void SwapRegionBytes(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                            const NdView& dst, const int64_t* dst_origin) {
+  if (itemsize <= 1)
+    return;
+  const auto swap_item = [itemsize](std::byte* p) { std::reverse(p, p + itemsize); };
+  if (n == 0) {
+    swap_item(dst.data);
+    return;
+  }
+  Index shape{};
+  int64_t dof = 0;
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    shape[i] = hi[d] - lo[d];
+    if (shape[i] <= 0)
+      return;
+    dof += (lo[d] - dst_origin[d]) * dst.byte_strides[i];
+  }
+  const RowWalk w = MakeRowWalk(n, itemsize, shape.data(), nullptr, dst.byte_strides.data());
+  const int64_t step = w.dst_row_contiguous ? itemsize : w.dst_item_stride;
+  std::byte* d0 = dst.data + dof;
+  ForEachRow(w, [&](int64_t, int64_t dst_off) {
+    std::byte* row = d0 + dst_off;
+    for (int64_t k = 0; k < w.row_items; ++k)
+      swap_item(row + k * step);
+  });
+}
+
 // CopyRegion from a block still byte-shuffled: `planes` holds byte plane k of the block's
 // `nitems` items at planes + k * nitems. Each row is unshuffled straight into dst, so the
 // block is never unshuffled as a whole nor copied a second time.

@@ -165,7 +165,7 @@ Status ProbeDataset(tbb::task_arena& arena, LoaderParts& p) {
         break;
       }
       parts->probes[static_cast<size_t>(c) * outputs + o] =
-          DescribeArray((*reader)->frame(), (*reader)->meta(), (*reader)->geometry());
+          DescribeArray(**reader);
     }
     if (err.ok() && parts->foreground) {
       err = parts->foreground->Prepare(c);

@@ -21,17 +21,17 @@ std::string Mib(int64_t bytes) {
 Status CheckMemoryBudget(const LoaderParts& p, const std::vector<RingArraySpec>& specs) {
   const LoaderConfig& c = p.config;
   int64_t block = 0, chunk = 0, open_state = 0;
-  bool delta = false;
+  bool whole = false;
   for (const ArrayProbe& probe : p.probes) {
     block = std::max(block, probe.block_bytes);
     chunk = std::max(chunk, probe.chunk_bytes);
     open_state = std::max(open_state, probe.open_state_bytes);
-    delta |= probe.delta_filter;
+    whole |= probe.whole_chunks;
   }
   // Per worker: a decoded block, the decoder's two filter buffers, and whole chunks when they
   // are read with pread or decoded whole for DELTA.
   int64_t per_worker =
-      3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (delta ? chunk : 0);
+      3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (whole ? chunk : 0);
   if (c.augment) {
     // The crop window an augmented sample reads (at most the whole crop), every array.
     int64_t crop = 1;

@@ -9,7 +9,7 @@ namespace patchfeed::loader::internal_loader {
 OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity, codec::FrameOpenOptions options)
     : dataset_(std::move(dataset)), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
 
-Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t case_index,
+Result<std::shared_ptr<const codec::ArrayReader>> OpenFileCache::Get(int64_t case_index,
                                                                        int array) {
   const auto num_arrays = static_cast<int64_t>(dataset_.array_names().size());
   const int64_t key = case_index * num_arrays + array;
@@ -17,7 +17,7 @@ Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t c
   {
     std::lock_guard lock(mu_);
     if (auto it = index_.find(key); it != index_.end()) {
-      if (it->second->second->frame().CheckMapping().ok()) [[likely]] {
+      if (it->second->second->CheckMapping().ok()) [[likely]] {
         lru_.splice(lru_.begin(), lru_, it->second);
         return it->second->second;
       }
@@ -29,11 +29,11 @@ Result<std::shared_ptr<const codec::NdArrayReader>> OpenFileCache::Get(int64_t c
     }
     ++opens_;
   }
-  auto opened = codec::NdArrayReader::Open(dataset_.path(case_index, array), options_);
+  auto opened = codec::OpenArray(dataset_.path(case_index, array), options_);
   if (!opened.ok()) {
     return opened.status();
   }
-  auto reader = std::make_shared<const codec::NdArrayReader>(std::move(*opened));
+  Reader reader = std::move(*opened);
   // Evicted readers are released after the lock: closing a mapping is a system call.
   Reader evicted;
   std::lock_guard lock(mu_);

@@ -3,9 +3,10 @@
 #define PATCHFEED_LOADER_INTERNAL_OPEN_FILE_CACHE_H_
 
 /// \file
-/// A bounded set of open `.b2nd` frames, keyed by (case, array), least recently used closed
-/// first. Reopening is cheap (one open, a header read and the offsets chunk), so a dataset of
-/// thousands of cases runs with a few hundred descriptors.
+/// A bounded set of open arrays (`.b2nd` frames, zarr arrays: codec::OpenArray), keyed by (case,
+/// array), least recently used closed first. Reopening is cheap (one open, a header read and the
+/// offsets chunk; a zarr array's metadata file), so a dataset of thousands of cases runs with a
+/// few hundred descriptors.
 ///
 /// Get hands out shared references: a reader evicted while a read task still uses it stays
 /// open until that task drops it, so at most `capacity` + (reads in flight) frames are open.
@@ -21,7 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "codec/nd_reader.h"
+#include "codec/array_reader.h"
 #include "common/result.h"
 #include "loader/dataset.h"
 
@@ -34,7 +35,7 @@ class OpenFileCache {
 
   /// The open reader for array `array` of case `case_index`, opening it if needed. Errors are
   /// the codec's (they name the path).
-  Result<std::shared_ptr<const codec::NdArrayReader>> Get(int64_t case_index, int array);
+  Result<std::shared_ptr<const codec::ArrayReader>> Get(int64_t case_index, int array);
 
   int64_t capacity() const { return capacity_; }
   int64_t size() const;
@@ -42,7 +43,7 @@ class OpenFileCache {
   int64_t opens() const;
 
  private:
-  using Reader = std::shared_ptr<const codec::NdArrayReader>;
+  using Reader = std::shared_ptr<const codec::ArrayReader>;
   using Lru = std::list<std::pair<int64_t, Reader>>;  // most recently used first
 
   const Dataset dataset_;

@@ -43,7 +43,7 @@ bool SampleReader::ReadRun(ReadRound& round, const SampleRead& read, const Piece
   const OutputArray& out = parts_.outputs[read.output];
   const codec::BoxPiece first = run.Piece(read.plan, run.begin);
   return WithArray(round, read, &first,
-                   [&](const codec::NdArrayReader& array, codec::BoxReadScratch& scratch,
+                   [&](const codec::ArrayReader& array, codec::BoxReadScratch& scratch,
                        std::optional<codec::BoxPiece>* failed) -> Status {
                      for (int64_t i = run.begin; i < run.end && !round.cancelled(); ++i) {
                        const codec::BoxPiece piece = run.Piece(read.plan, i);

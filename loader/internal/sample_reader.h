@@ -4,13 +4,13 @@
 
 /// \file
 /// The one read sequence every sample task runs, plain or augmented: the case's open frame from
-/// the cache, NdArrayReader::ReadPiece with this worker's scratch, the bytes read and decoded
+/// the cache, ArrayReader::ReadPiece with this worker's scratch, the bytes read and decoded
 /// added to the metrics, and a failure recorded in the round with where it happened (epoch,
 /// batch, sample, case, array, file, patch box, chunk). Thread-safe: scratch is per worker.
 
 #include <oneapi/tbb/enumerable_thread_specific.h>
 
-#include "codec/nd_reader.h"
+#include "codec/array_reader.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/metrics_counters.h"
 #include "loader/internal/read_round.h"

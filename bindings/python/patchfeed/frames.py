@@ -1,4 +1,5 @@
-"""Reading and writing `.b2nd` arrays with NumPy: `open_array`, `read_box`, `write_b2nd`."""
+"""Reading `.b2nd` and zarr arrays and writing `.b2nd` ones with NumPy: `open_array`, `read_box`,
+`write_b2nd`."""
 
 from __future__ import annotations
 
@@ -29,10 +30,16 @@ def _parse_dtype(raw: bytes, path: str, itemsize: int) -> np.dtype:
 
 
 class NdArray:
-    """An opened `.b2nd` array. Reads decode only the blocks a box touches, GIL released."""
+    """An opened `.b2nd` or zarr array. Reads decode only the blocks (zarr: the chunks, inner
+    chunks and Blosc blocks) a box touches, GIL released.
 
-    def __init__(self, path: str, io: str = "mmap") -> None:
-        self._reader = _core.NdArrayReader(str(path), io)
+    `format` is "b2nd", "zarr v2" or "zarr v3". `chunks` and `blocks` are the units a read plans
+    with: a `.b2nd` file's chunks and blocks; a zarr array's chunks (shards) and, for a sharded
+    array, its inner chunks (else the chunks again). Zarr items come in little-endian order."""
+
+    def __init__(self, path: str, io: str = "mmap", level: int = 0) -> None:
+        self._reader = _core.ArrayReader(str(path), io, int(level))
+        self.format = self._reader.format
         self.shape = tuple(self._reader.shape)
         self.dtype = _parse_dtype(self._reader.dtype, str(path), self._reader.itemsize)
         if self.dtype.itemsize != self._reader.itemsize:
@@ -89,9 +96,12 @@ class NdArray:
         return out.squeeze(axis=tuple(squeeze)) if squeeze else out
 
 
-def open_array(path: str, io: str = "mmap") -> NdArray:
-    """Opens a `.b2nd` file or sparse frame directory."""
-    return NdArray(path, io)
+def open_array(path: str, io: str = "mmap", level: int = 0) -> NdArray:
+    """Opens a `.b2nd` file or sparse frame directory, a zarr v2 or v3 array (a directory with
+    `.zarray` or `zarr.json`), or an OME-Zarr image group: its level `level` (0: the highest
+    resolution; or open `<group>/<path>` directly). `io` applies to `.b2nd` files; zarr chunk
+    files are always read with positional reads."""
+    return NdArray(path, io, level)
 
 
 def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequence[int],

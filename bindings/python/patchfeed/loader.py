@@ -85,6 +85,14 @@ class Dataset:
         return cls(_core.Dataset.from_folder(os.fspath(folder), list(naming.items())))
 
     @classmethod
+    def from_zarr_group(cls, group: PathLike, arrays: Sequence[str] = ()) -> Dataset:
+        """One case per entry of a zarr group, sorted by name. Without `arrays`, every entry
+        that is a zarr array (or an OME-Zarr image, read at its highest resolution) is a case
+        whose one array is "image"; with `arrays`, e.g. `["image", "labels"]`, every entry
+        holding those paths is a case and the paths are the array names."""
+        return cls(_core.Dataset.from_zarr_group(os.fspath(group), list(arrays)))
+
+    @classmethod
     def from_list(
         cls, array_names: Sequence[str], cases: Mapping[str, Sequence[PathLike]]
     ) -> Dataset:

@@ -1,0 +1,150 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_ARRAY_READER_H_
+#define PATCHFEED_CODEC_ARRAY_READER_H_
+
+/// \file
+/// Any N-d array patchfeed reads boxes from: a `.b2nd` frame (NdArrayReader, nd_reader.h) or a
+/// zarr v2/v3 array (ZarrArrayReader, zarr_reader.h). Both describe themselves as the same
+/// chunk-and-block geometry, so one planner (box_plan.h) serves both and the loader never asks
+/// which format it reads:
+///
+///   | format            | chunk            | block                        |
+///   |-------------------|------------------|------------------------------|
+///   | `.b2nd`           | Blosc2 chunk     | Blosc2 block (an N-d box)    |
+///   | zarr, unsharded   | chunk file       | the whole chunk              |
+///   | zarr v3, sharded  | shard file       | inner chunk                  |
+///
+/// The base class holds what every format shares: checking a read against the plan, the pad
+/// regions, and whole-box reads. A format implements ReadChunkPiece (one chunk's part of a
+/// box) and says what an open array costs (Footprint).
+///
+/// Readers are immutable after opening: any number of threads may read at once, each with its
+/// own BoxReadScratch. No reader spawns a thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec/b2nd_meta.h"
+#include "codec/block_decoder.h"
+#include "codec/box_plan.h"
+#include "codec/chunk_format.h"
+#include "codec/frame_reader.h"
+#include "codec/stream_codecs.h"
+#include "common/result.h"
+#include "common/strided_view.h"
+
+namespace patchfeed::codec {
+
+/// A strided N-d destination: the codec's name for common's StridedView.
+using NdView = StridedView;
+
+/// Per-worker scratch for box reads: keep one per thread and reuse it.
+struct BoxReadScratch {
+  BlockDecoder decoder;
+  StreamDecoder streams;               ///< zarr chunks compressed as one stream
+  BoxPlan plan;                        ///< ReadBox's plan
+  ChunkHeader header;                  ///< the header of the chunk being read
+  std::vector<std::byte> chunk;        ///< chunks read with pread, synthesized special chunks
+  std::vector<int32_t> wanted_blocks;  ///< the blocks of the chunk being read
+  std::vector<std::byte> whole;        ///< whole chunks, when DELTA ties blocks to block 0
+  std::vector<std::byte> stage;        ///< a zarr chunk between its codecs
+  std::vector<std::byte> index;        ///< a zarr shard's index
+};
+
+/// What an open array costs a reader: the loader sizes its memory budget from it.
+struct ArrayFootprint {
+  /// Compressed over uncompressed bytes (1 when unknown): the bytes-read metric.
+  double compression_ratio = 1.0;
+  /// Memory the open array keeps (headers, decoded offsets, bookkeeping).
+  int64_t open_state_bytes = 0;
+  /// The largest unit decoded at once, and the largest chunk read whole, uncompressed:
+  /// per-worker scratch.
+  int64_t block_bytes = 0;
+  int64_t chunk_bytes = 0;
+  /// Whether reads decode whole chunks into scratch (Blosc2 DELTA; zarr chunks that are not
+  /// Blosc): one chunk_bytes buffer per worker.
+  bool whole_chunks = false;
+};
+
+class ArrayReader {
+ public:
+  virtual ~ArrayReader() = default;
+
+  /// The path the array was opened from, for messages.
+  const std::string& path() const { return path_; }
+  const NdGeometry& geometry() const { return geom_; }
+  /// NumPy dtype string of the items a read returns ("<f4", "|b1"; may be empty for `.b2nd`
+  /// files without one). Zarr readers return little-endian items (they swap big-endian
+  /// stores); `.b2nd` items are as stored, in their dtype's byte order.
+  const std::string& dtype() const { return dtype_; }
+  int64_t itemsize() const { return geom_.itemsize; }
+  /// "b2nd", "zarr v2" or "zarr v3", for `info` and messages.
+  virtual const char* format() const = 0;
+  virtual ArrayFootprint Footprint() const = 0;
+  /// kDataLoss once bytes read may have gone bad under the reader (a mapped file that shrank,
+  /// mapping_fault_guard.h); reads report it rather than what the decoders made of them.
+  virtual Status CheckMapping() const { return Status::Ok(); }
+
+  /// Reads `box` into `dst`, whose shape must equal the box's extents. `pad_item` (itemsize
+  /// bytes) fills the parts outside the array. Errors name the file, the chunk and the block.
+  Status ReadBox(const Box& box, const NdView& dst, std::span<const std::byte> pad_item,
+                 BoxReadScratch& scratch) const;
+
+  /// ReadBox for a caller that needs only some of the box: blocks that `filter` declines are
+  /// not read or decoded, and their part of `dst` gets `pad_item` instead (or the array's
+  /// value where it costs nothing, as in chunks of one repeated value).
+  Status ReadBox(const Box& box, const NdView& dst, std::span<const std::byte> pad_item,
+                 BoxReadScratch& scratch, const BlockFilter& filter) const;
+
+  /// Convenience: the box in C order in a new vector.
+  Result<std::vector<std::byte>> ReadBox(const Box& box, std::span<const std::byte> pad_item) const;
+
+  /// Reads one piece of `plan` (PlanBox over this array's geometry) into `dst`, the destination
+  /// of the whole planned box (its shape is plan.shape()): the piece's chunk, only its blocks
+  /// (only their bytes with pread), or its pad region. Pieces are disjoint: threads may read
+  /// different pieces into one `dst` at once, each with its own scratch. Errors name the file,
+  /// the chunk and the block; kInvalidArgument when plan, piece, `dst` or `pad_item` do not
+  /// fit this array.
+  Status ReadPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                   std::span<const std::byte> pad_item, BoxReadScratch& scratch) const;
+
+ protected:
+  ArrayReader() = default;
+  ArrayReader(const ArrayReader&) = default;
+  ArrayReader(ArrayReader&&) noexcept = default;
+  ArrayReader& operator=(const ArrayReader&) = default;
+  ArrayReader& operator=(ArrayReader&&) noexcept = default;
+
+  /// Chunk piece `piece` (piece.chunk >= 0) of `plan` into `dst`; plan and dst are checked.
+  virtual Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                                std::span<const std::byte> pad_item,
+                                BoxReadScratch& scratch) const = 0;
+
+  std::string path_;
+  NdGeometry geom_;
+  std::string dtype_;
+
+ private:
+  Status CheckDestination(const BoxPlan& plan, const NdView& dst,
+                          std::span<const std::byte> pad_item) const;
+};
+
+/// Opens the array at `path`, whichever its format: a directory with a `.zarray` (zarr v2) or
+/// a `zarr.json` of an array (zarr v3); an OME-Zarr image group (its highest-resolution level;
+/// name a level as `<group>/<path>`); otherwise a `.b2nd` frame (a file or a sparse-frame
+/// directory). `options` apply to every file the array reads. `ome_level` picks another level
+/// of an OME-Zarr group by its index in the group's multiscales (0: the highest resolution).
+/// Whether `path` is a directory OpenArray reads as zarr (it holds `.zarray`, `zarr.json` or
+/// `.zgroup`).
+bool IsZarrPath(const std::string& path);
+
+Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path,
+                                               FrameOpenOptions options = {}, int ome_level = 0);
+
+}  // namespace patchfeed::codec
+
+#endif  // PATCHFEED_CODEC_ARRAY_READER_H_
