@@ -101,12 +101,13 @@ CHUNK_FUZZ_RUNS ?= 200000
 FRAME_FUZZ_RUNS ?= 700000
 ZARR_META_FUZZ_RUNS ?= 200000
 ZARR_V3_META_FUZZ_RUNS ?= 200000
+ZARR_READ_FUZZ_RUNS ?= 100000
 FUZZ_SEED ?= 1
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer patchfeed_frame_fuzzer \
-	  patchfeed_zarr_meta_fuzzer patchfeed_zarr_v3_meta_fuzzer
+	  patchfeed_zarr_meta_fuzzer patchfeed_zarr_v3_meta_fuzzer patchfeed_zarr_read_fuzzer
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
 	  cp tests/codec/testdata/golden/*.chunk tests/fuzz/chunk_regressions/* build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
@@ -126,6 +127,11 @@ fuzz: test-deps
 	build/fuzz/tests/fuzz/patchfeed_zarr_v3_meta_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -runs=$(ZARR_V3_META_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=4096 -print_final_stats=1 \
 	  build/fuzz/zarr_v3_meta_corpus
+	rm -rf build/fuzz/zarr_read_corpus && \
+	  python3 tests/fuzz/make_zarr_read_corpus.py build/fuzz/zarr_read_corpus
+	build/fuzz/tests/fuzz/patchfeed_zarr_read_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -runs=$(ZARR_READ_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=8192 -print_final_stats=1 \
+	  build/fuzz/zarr_read_corpus
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \

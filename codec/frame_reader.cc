@@ -409,6 +409,59 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
   return bytes;
 }
 
+Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
+    const ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
+    std::vector<int32_t>* blocks, std::vector<std::byte>& scratch, ChunkHeader* header) {
+  using Whole = std::optional<std::span<const std::byte>>;
+  if (avail < kBlosc2HeaderSize || source.Data(pos, kBlosc2HeaderSize) != nullptr)
+    return Whole();
+  // The header first: its fields say where the block offsets and dictionary end.
+  std::byte head[kBlosc2HeaderSize];
+  PATCHFEED_RETURN_IF_ERROR(source.ReadAt(pos, head));
+  if (!ParseChunkHeaderFields(head, static_cast<size_t>(avail), header).ok() ||
+      !header->is_regular() || header->block_table_end() > header->cbytes) {
+    return Whole();
+  }
+  const ChunkHeader& h = *header;
+  scratch.resize(static_cast<size_t>(h.cbytes));
+  std::memcpy(scratch.data(), head, kBlosc2HeaderSize);
+  const auto read = [&](int64_t from, int64_t to) -> Status {
+    if (from >= to)
+      return Status::Ok();
+    return source.ReadAt(pos + static_cast<uint64_t>(from),
+                         std::span(scratch.data() + from, static_cast<size_t>(to - from)));
+  };
+  PATCHFEED_RETURN_IF_ERROR(read(kBlosc2HeaderSize, h.block_table_end()));
+  // Header, block offsets and dictionary size are in: the checks the whole chunk would get, and
+  // the block ranges the decoder keeps to (it reads nothing else of the chunk).
+  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(h.cbytes));
+  if (!ParseChunkHeader(image, header).ok())
+    return Whole();
+  if (h.has_dict) {
+    const ByteRange dict = h.dict_range();
+    PATCHFEED_RETURN_IF_ERROR(read(dict.begin, dict.end));
+  }
+  pick(h, blocks);
+  // Neighbouring wanted blocks are read in one call.
+  int64_t run_from = -1, run_to = -1;
+  for (const int32_t b : *blocks) {
+    if (b < 0 || b >= h.nblocks)
+      continue;
+    const ByteRange range = BlockStreamRange(image, h, b);
+    if (range.begin == run_to) {
+      run_to = range.end;
+      continue;
+    }
+    if (run_from >= 0)
+      PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to));
+    run_from = range.begin;
+    run_to = range.end;
+  }
+  if (run_from >= 0)
+    PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to));
+  return Whole(image);
+}
+
 Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
                                                                std::span<const int32_t> blocks,
                                                                std::vector<std::byte>& scratch,
@@ -426,53 +479,19 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
   }
   const int64_t off = offsets_[static_cast<size_t>(index)];
   const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
-  const int64_t avail = info_.cbytes - off;
-  if (avail < kBlosc2HeaderSize || source_->Data(pos, kBlosc2HeaderSize) != nullptr)
+  std::vector<int32_t> picked;
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const auto image,
+      ReadChunkBlocksAt(
+          *source_, pos, info_.cbytes - off,
+          [&](const ChunkHeader&, std::vector<int32_t>* out) {
+            out->assign(blocks.begin(), blocks.end());
+          },
+          &picked, scratch, header),
+      ChunkContext(index));
+  if (!image)
     return whole();
-  // The header first: its fields say where the block offsets and dictionary end.
-  std::byte head[kBlosc2HeaderSize];
-  PATCHFEED_RETURN_IF_ERROR(source_->ReadAt(pos, head), ChunkContext(index));
-  if (!ParseChunkHeaderFields(head, static_cast<size_t>(avail), header).ok() ||
-      !header->is_regular() || header->block_table_end() > header->cbytes) {
-    return whole();
-  }
-  const ChunkHeader& h = *header;
-  scratch.resize(static_cast<size_t>(h.cbytes));
-  std::memcpy(scratch.data(), head, kBlosc2HeaderSize);
-  const auto read = [&](int64_t from, int64_t to) -> Status {
-    if (from >= to)
-      return Status::Ok();
-    return source_->ReadAt(pos + static_cast<uint64_t>(from),
-                           std::span(scratch.data() + from, static_cast<size_t>(to - from)));
-  };
-  PATCHFEED_RETURN_IF_ERROR(read(kBlosc2HeaderSize, h.block_table_end()), ChunkContext(index));
-  // Header, block offsets and dictionary size are in: the checks the whole chunk would get, and
-  // the block ranges the decoder keeps to (it reads nothing else of the chunk).
-  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(h.cbytes));
-  if (!ParseChunkHeader(image, header).ok())
-    return whole();
-  if (h.has_dict) {
-    const ByteRange dict = h.dict_range();
-    PATCHFEED_RETURN_IF_ERROR(read(dict.begin, dict.end), ChunkContext(index));
-  }
-  // Neighbouring wanted blocks are read in one call.
-  int64_t run_from = -1, run_to = -1;
-  for (const int32_t b : blocks) {
-    if (b < 0 || b >= h.nblocks)
-      continue;
-    const ByteRange range = BlockStreamRange(image, h, b);
-    if (range.begin == run_to) {
-      run_to = range.end;
-      continue;
-    }
-    if (run_from >= 0)
-      PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to), ChunkContext(index));
-    run_from = range.begin;
-    run_to = range.end;
-  }
-  if (run_from >= 0)
-    PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to), ChunkContext(index));
-  return image;
+  return *image;
 }
 
 }  // namespace patchfeed::codec

@@ -13,7 +13,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -109,6 +111,22 @@ class FrameReader {
   FrameInfo info_;
   std::vector<int64_t> offsets_;
 };
+
+/// Which blocks of a chunk a reader wants, once its header is known: ascending block indices
+/// into `*blocks` (cleared first).
+using BlockPicker = std::function<void(const ChunkHeader& header, std::vector<int32_t>* blocks)>;
+
+/// The partial read behind GetChunkBlocks, for any Blosc chunk at `pos` in `source` that spans
+/// at most `avail` bytes there (a frame's chunk, a zarr chunk file, a shard's inner chunk):
+/// reads the header, the block offsets, the dictionary and then the streams of the blocks
+/// `pick` chooses (neighbouring blocks in one read) into a `scratch` image of the whole chunk,
+/// parsed into `header`. Returns nullopt when the chunk should be read whole instead: the
+/// source is mapped (nothing to save), the chunk is special or memcpyed, or its header or
+/// block offsets fail ParseChunkHeader (so the caller reports what a whole read reports).
+/// `*blocks` holds the blocks read. I/O errors are returned as they are (callers add context).
+Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
+    const ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
+    std::vector<int32_t>* blocks, std::vector<std::byte>& scratch, ChunkHeader* header);
 
 /// Special offset markers in the index (section 4.5): 0x80 | special type in the top byte.
 inline constexpr bool IsSpecialOffset(int64_t offset) { return offset < 0; }

@@ -264,6 +264,52 @@ std::string ZarrArrayReader::ChunkPath(int64_t chunk) const {
   return dir_ + "/" + key;
 }
 
+void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin,
+                                     const int64_t* lo, const int64_t* hi,
+                                     std::vector<int32_t>* blocks) const {
+  const int n = geom_.ndim;
+  const int64_t itemsize = geom_.itemsize;
+  // The region's first and last byte in the chunk's C order (all of it when stored
+  // transposed): Blosc1 blocks are byte ranges of the chunk, so these bound the blocks needed.
+  int64_t first = 0, last = unit_bytes_;
+  if (codecs_.transpose_order.empty() && n > 0) {
+    int64_t s = itemsize, f = 0, l = 0;
+    for (int d = n - 1; d >= 0; --d) {
+      f += (lo[d] - origin[d]) * s;
+      l += (hi[d] - 1 - origin[d]) * s;
+      s *= unit_shape_[static_cast<size_t>(d)];
+    }
+    first = f;
+    last = l + itemsize;
+  }
+  blocks->clear();
+  if (h.blocksize <= 0)
+    return;
+  const int64_t bs = h.blocksize;
+  for (int64_t b = first / bs; b <= (last - 1) / bs && b < h.nblocks; ++b)
+    blocks->push_back(static_cast<int32_t>(b));
+}
+
+Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(
+    const ByteSource& file, uint64_t pos, uint64_t nbytes, const int64_t* origin,
+    const int64_t* lo, const int64_t* hi, BoxReadScratch& scratch) const {
+  // A Blosc chunk alone (a checksum after it covers all of its bytes): read only its blocks.
+  if (codecs_.steps.size() == 1 && codecs_.steps[0] == Step::kBlosc) {
+    std::vector<int32_t> picked;
+    PATCHFEED_ASSIGN_OR_RETURN(
+        const auto image,
+        ReadChunkBlocksAt(
+            file, pos, static_cast<int64_t>(nbytes),
+            [&](const ChunkHeader& h, std::vector<int32_t>* blocks) {
+              BloscBlocksFor(h, origin, lo, hi, blocks);
+            },
+            &picked, scratch.chunk, &scratch.header));
+    if (image)
+      return *image;
+  }
+  return file.Get(pos, static_cast<size_t>(nbytes), scratch.chunk);
+}
+
 Status ZarrArrayReader::Decode(std::span<const std::byte> stored, const int64_t* origin,
                                const int64_t* lo, const int64_t* hi, const NdView& dst,
                                const int64_t* dst_origin, BoxReadScratch& scratch,
@@ -320,28 +366,16 @@ Status ZarrArrayReader::Decode(std::span<const std::byte> stored, const int64_t*
       return scratch.decoder.DecodeChunk(stored, std::span(dst.data + off, unit));
     }
     scratch.whole.resize(unit);
-    // Only the Blosc blocks that hold the region's first to last byte (C order of the chunk;
-    // all of them when it is stored transposed).
-    int64_t first = 0, last = unit_bytes_;
-    if (codecs_.transpose_order.empty() && n > 0) {
-      int64_t s = itemsize, f = 0, l = 0;
-      for (int d = n - 1; d >= 0; --d) {
-        f += (lo[d] - origin[d]) * s;
-        l += (hi[d] - 1 - origin[d]) * s;
-        s *= unit_shape_[static_cast<size_t>(d)];
-      }
-      first = f;
-      last = l + itemsize;
-    }
     if (h.memcpyed || !h.is_regular() || h.blocksize <= 0) {
       PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeChunk(stored, scratch.whole));
     } else {
-      const int64_t bs = h.blocksize;
-      for (int64_t b = first / bs; b <= (last - 1) / bs && b < h.nblocks; ++b) {
-        const auto bi = static_cast<int32_t>(b);
+      // Only the blocks ReadStored read (the same choice).
+      BloscBlocksFor(h, origin, lo, hi, &scratch.wanted_blocks);
+      for (const int32_t b : scratch.wanted_blocks) {
         PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeBlock(
-            stored, h, bi,
-            std::span(scratch.whole.data() + b * bs, static_cast<size_t>(h.block_nbytes(bi)))));
+            stored, h, b,
+            std::span(scratch.whole.data() + int64_t{b} * h.blocksize,
+                      static_cast<size_t>(h.block_nbytes(b)))));
       }
     }
     *decoded = scratch.whole;
@@ -431,7 +465,9 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
                                 " bytes can be stored in"));
   }
   PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
-                             (*source)->Get(0, static_cast<size_t>(size), scratch.chunk));
+                             ReadStored(**source, 0, size, piece.origin.data(), piece.lo.data(),
+                                        piece.hi.data(), scratch),
+                             path);
   return CopyFromChunk(stored, piece.origin.data(), piece.lo.data(), piece.hi.data(), dst,
                        dst_origin, scratch, path);
 }
@@ -498,9 +534,9 @@ Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piec
       return DataLossError(StrCat(where, ": the index says ", nbytes, " bytes at ", offset,
                                   ", outside the shard's ", size, " bytes"));
     }
-    PATCHFEED_ASSIGN_OR_RETURN(auto stored,
-                               file.Get(offset, static_cast<size_t>(nbytes), scratch.chunk),
-                               where);
+    PATCHFEED_ASSIGN_OR_RETURN(
+        auto stored, ReadStored(file, offset, nbytes, blo.data(), ilo.data(), ihi.data(), scratch),
+        where);
     return CopyFromChunk(stored, blo.data(), ilo.data(), ihi.data(), dst, dst_origin, scratch,
                          where);
   });

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "codec/array_reader.h"
+#include "codec/byte_source.h"
 #include "common/result.h"
 
 namespace patchfeed::codec {
@@ -69,6 +70,15 @@ class ZarrArrayReader final : public ArrayReader {
   Status CopyFromChunk(std::span<const std::byte> stored, const int64_t* origin, const int64_t* lo,
                        const int64_t* hi, const NdView& dst, const int64_t* dst_origin,
                        BoxReadScratch& scratch, const std::string& context) const;
+  // The stored bytes of an (inner) chunk at [pos, pos + nbytes) of `file`: for a Blosc chunk
+  // with nothing around it, only the header and the blocks holding [lo, hi).
+  Result<std::span<const std::byte>> ReadStored(const ByteSource& file, uint64_t pos,
+                                                uint64_t nbytes, const int64_t* origin,
+                                                const int64_t* lo, const int64_t* hi,
+                                                BoxReadScratch& scratch) const;
+  // The Blosc blocks of a chunk (first item `origin`) that hold region [lo, hi).
+  void BloscBlocksFor(const ChunkHeader& h, const int64_t* origin, const int64_t* lo,
+                      const int64_t* hi, std::vector<int32_t>* blocks) const;
   // The decoded chunk in scratch.whole, or in dst directly (*direct set).
   Status Decode(std::span<const std::byte> stored, const int64_t* origin, const int64_t* lo,
                 const int64_t* hi, const NdView& dst, const int64_t* dst_origin,

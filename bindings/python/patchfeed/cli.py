@@ -5,7 +5,8 @@
 in-process with the GIL released, so they behave exactly like the `patchfeed` binary. `bench`
 is Python: it measures `patchfeed.Loader` as a training loop sees it (batches as torch tensors
 or NumPy arrays), with samples/s, CPU seconds per sample and peak RSS. `nnunet-path` prints the
-folder that holds nnUNetTrainerPatchfeed, for nnU-Net's `nnUNet_extTrainer`.
+folder that holds nnUNetTrainerPatchfeed, for nnU-Net's `nnUNet_extTrainer`. `convert` writes
+NIfTI, .npy and zarr inputs as `.b2nd` cases (patchfeed/convert.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ BENCH_USAGE = (
     "        [--ring K] [--numpy] [--json]   loader throughput through patchfeed.Loader\n"
     "                                  (DIR: an nnU-Net folder; default: a synthetic one)\n"
     "  nnunet-path                     the folder for nnUNet_extTrainer (nnUNetTrainerPatchfeed)\n"
+    "  convert INPUT OUT_DIR [--labels DIR] [--patch Z,Y,X] [--chunks Z,Y,X --blocks Z,Y,X]\n"
+    "        [--keep-dtype] [--level N] [--force] [--no-progress]  NIfTI/.npy/zarr/OME-Zarr\n"
+    "                                  -> .b2nd cases (resumable; patchfeed convert --help,\n"
+    "                                  docs/convert.md)\n"
 )
 
 
@@ -138,6 +143,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] == "bench":
         return _bench(args[1:])
+    if args and args[0] == "convert":
+        from patchfeed.convert import main as convert_main  # nibabel only when converting
+
+        return convert_main(args[1:])
     if args and args[0] == "nnunet-path":
         # nnUNet_extTrainer=$(patchfeed nnunet-path) nnUNetv2_train ... -tr nnUNetTrainerPatchfeed
         from patchfeed.nnunet import trainer_path
@@ -146,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     code = _run_cpp(args)
     if not args or args[0] in ("-h", "--help", "help"):
-        # The C++ usage lists its own commands; bench is the package's.
+        # The C++ usage lists its own commands; bench, nnunet-path and convert are the package's.
         sys.stdout.write(BENCH_USAGE) if code == 0 else sys.stderr.write(BENCH_USAGE)
     return code
 

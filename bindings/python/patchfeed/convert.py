@@ -1,0 +1,458 @@
+# Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+"""`patchfeed convert`: NIfTI, NumPy `.npy`, zarr and OME-Zarr -> a folder of `.b2nd` cases.
+
+This is how a MONAI, TorchIO or nnU-Net user with a folder of NIfTI files starts::
+
+    import patchfeed
+    from patchfeed.convert import convert
+    report = convert("Dataset004_Hippocampus", "hippo_b2nd")     # nnU-Net raw folder
+    loader = patchfeed.Loader(report.dataset(), patch_size=(40, 56, 40), batch_size=2)
+
+`convert(inputs, out_dir, *, labels=None, patch_size=None, chunks=None, blocks=None,
+codec="lz4hc", clevel=5, filters=("shuffle",), image_dtype="float32", label_dtype="int16",
+level=0, force=False, progress=True) -> ConvertReport`. `find_cases(inputs, labels)` returns
+the `Case`s that `convert` would write, without reading any data.
+
+Inputs (an nnU-Net raw folder, a folder of `.nii`/`.nii.gz`/`.npy`/`.zarr` files, a zarr group
+of cases, a MONAI/TorchIO-style list or `dataset.json`, one file, zarr array or OME-Zarr
+image), how they are read (zarr by patchfeed's own reader; `level` picks an OME-Zarr image's
+resolution) and their axis conventions: patchfeed/convert_inputs.py.
+
+Output: `<out_dir>/<case>.b2nd`, shape (C, *spatial), channels stacked in file order, float32
+(`image_dtype=None` keeps the source dtype), and with labels `<case>_seg.b2nd`, shape
+(1, *spatial), int16 (`label_dtype="int32"` for label values beyond int16; values are checked,
+never wrapped). `Dataset.from_nnunet_folder(out_dir)` opens a labelled folder;
+`Dataset.from_folder(out_dir, {"image": ".b2nd"})` an image-only one (`report.dataset()` picks).
+
+Chunks and blocks follow nnU-Net 2.8's rule (`comp_blosc2_params`, patchfeed's C++ copy
+`_core.nnunet_chunk_block_shapes`) for `patch_size` (default (128, 128, 128)), computed per
+case and per array item size as nnU-Net's preprocessor does; `chunks`/`blocks` (spatial, given
+together) replace it, clipped to each case's shape.
+
+Resuming: `<out_dir>/.patchfeed_convert.json` records the settings and, per case, its inputs'
+fingerprints (a file's size and mtime; a zarr folder's file count, bytes and mtimes:
+`convert_inputs.fingerprint`) and its outputs. A rerun skips cases whose inputs are unchanged and
+whose outputs are there; each file is written as `<name>.partial` and renamed, so an interrupted
+run never leaves a partial file under a final name. Refused unless `force=True`: other settings
+than the folder's (force then deletes the earlier outputs the manifest lists, so the folder stays
+one dataset) and `.b2nd` files that convert did not write (force overwrites those that clash).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from patchfeed import _core
+from patchfeed.convert_inputs import (Case, ConvertError, PathLike, check_shapes, find_cases,
+                                      fingerprint, has_ome_image, read_image, read_label)
+from patchfeed.frames import write_b2nd
+
+if TYPE_CHECKING:
+    from patchfeed.loader import Dataset
+
+__all__ = ["ConvertError", "ConvertReport", "convert", "find_cases", "nnunet_chunks_blocks"]
+
+MANIFEST_NAME = ".patchfeed_convert.json"
+PARTIAL_SUFFIX = ".partial"
+DEFAULT_PATCH = (128, 128, 128)
+# Bump when the files convert writes change for the same settings, so older ones are redone.
+LAYOUT_VERSION = 1
+_LABEL_DTYPES = ("int16", "int32")
+
+
+@dataclasses.dataclass
+class ConvertReport:
+    """What `convert` did: case ids converted and skipped, earlier outputs removed."""
+
+    out_dir: str
+    converted: list[str]
+    skipped: list[str]
+    removed: list[str]
+    has_labels: bool
+
+    def dataset(self) -> Dataset:
+        """The output folder as a `patchfeed.Dataset` (every case in it, not only this run's)."""
+        from patchfeed.loader import Dataset
+
+        if self.has_labels:
+            return Dataset.from_nnunet_folder(self.out_dir)
+        return Dataset.from_folder(self.out_dir, {"image": ".b2nd"})
+
+
+# ---- layout -------------------------------------------------------------------------------
+
+
+def nnunet_chunks_blocks(shape: Sequence[int], patch_size: Sequence[int],
+                         itemsize: int) -> tuple[list[int], list[int]]:
+    """(chunks, blocks) nnU-Net 2.8 picks for a (C, X, Y, Z) array (its comp_blosc2_params
+    returns them the other way round)."""
+    return _core.nnunet_chunk_block_shapes(list(shape), list(patch_size), int(itemsize))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Settings:
+    """Everything that decides the output bytes; a folder holds one set (the manifest's)."""
+
+    patch_size: tuple[int, ...] | None
+    chunks: tuple[int, ...] | None
+    blocks: tuple[int, ...] | None
+    codec: str
+    clevel: int
+    filters: tuple[str, ...]
+    image_dtype: str | None
+    label_dtype: str
+    labels: bool
+    level: int  # the OME-Zarr resolution level read (0 where no input is an OME-Zarr image)
+    layout_version: int = LAYOUT_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v
+                for k, v in dataclasses.asdict(self).items()}
+
+    def chunks_blocks(self, shape: Sequence[int], itemsize: int) -> tuple[list[int], list[int]]:
+        if self.chunks is None or self.blocks is None:
+            return nnunet_chunks_blocks(shape, self.patch_size, itemsize)
+        chunks = [1] + [min(c, n) for c, n in zip(self.chunks, shape[1:])]
+        blocks = [1] + [min(b, c) for b, c in zip(self.blocks, chunks[1:])]
+        return chunks, blocks
+
+
+def _make_settings(patch_size: Sequence[int] | None, chunks: Sequence[int] | None,
+                   blocks: Sequence[int] | None, codec: str, clevel: int,
+                   filters: Sequence[str], image_dtype: str | None, label_dtype: str,
+                   labels: bool, level: int) -> _Settings:
+    def spatial(name: str, v: Sequence[int] | None, sizes: tuple[int, ...]) -> Any:
+        if v is None:
+            return None
+        t = tuple(int(x) for x in v)
+        if len(t) not in sizes or any(x <= 0 for x in t):
+            raise ConvertError(f"{name} needs {' or '.join(map(str, sizes))} positive values, "
+                               f"got {list(v)}")
+        return t
+
+    if (chunks is None) != (blocks is None):
+        raise ConvertError("give chunks and blocks together, or neither (nnU-Net's rule)")
+    if chunks is not None and patch_size is not None:
+        raise ConvertError("patch_size sets nnU-Net's chunk rule; with chunks and blocks given "
+                           "it would be unused")
+    c, b = spatial("chunks", chunks, (3,)), spatial("blocks", blocks, (3,))
+    if c is not None and any(x > y for x, y in zip(b, c)):
+        raise ConvertError(f"blocks {list(b)} must not exceed chunks {list(c)}")
+    if label_dtype not in _LABEL_DTYPES:
+        raise ConvertError(f"label_dtype must be one of {_LABEL_DTYPES}, not {label_dtype!r}")
+    if image_dtype is not None:
+        try:
+            image_dtype = np.dtype(image_dtype).name
+        except TypeError:
+            raise ConvertError(f"image_dtype {image_dtype!r} is not a NumPy dtype") from None
+        if np.dtype(image_dtype).kind not in "biuf":
+            raise ConvertError(f"image_dtype {image_dtype!r} is not a real number type")
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or level < 0:
+        raise ConvertError(f"level (an OME-Zarr resolution level) must be an integer >= 0, "
+                           f"not {level!r}")
+    try:  # a bad codec, level or filter fails here, before any file is read
+        _core.compress(b"\0" * 16, typesize=4, codec=codec, clevel=clevel, filters=list(filters))
+    except ValueError as e:
+        raise ConvertError(f"codec settings: {e}") from None
+    # The default patch is spelled out, so that equal outputs mean equal settings.
+    patch = None if c is not None else spatial("patch_size", patch_size or DEFAULT_PATCH, (2, 3))
+    return _Settings(patch, c, b, codec, int(clevel), tuple(filters), image_dtype, label_dtype,
+                     labels, int(level))
+
+
+# ---- the manifest -------------------------------------------------------------------------
+
+
+def _case_inputs(case: Case) -> list[list[Any]]:
+    return [fingerprint(p) for p in case.paths]
+
+
+def _output_names(case_id: str, labels: bool) -> list[str]:
+    return [f"{case_id}.b2nd"] + ([f"{case_id}_seg.b2nd"] if labels else [])
+
+
+class _Manifest:
+    """`<out_dir>/.patchfeed_convert.json`: the settings and each case's state. A case is
+    recorded as started before its first file is written, so every file convert may have
+    written is listed (and is convert's to overwrite) even after a kill."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.path = os.path.join(out_dir, MANIFEST_NAME)
+        self.settings: dict[str, Any] | None = None
+        self.cases: dict[str, dict[str, Any]] = {}
+        if os.path.exists(self.path):
+            try:
+                with open(self.path) as f:
+                    data = json.load(f)
+                self.settings, self.cases = data["settings"], data["cases"]
+            except (ValueError, KeyError, TypeError) as e:
+                raise ConvertError(f"{self.path}: unreadable convert manifest ({e}); delete it "
+                                   f"and pass force=True (--force) to start over") from None
+
+    def outputs(self) -> set[str]:
+        return {name for entry in self.cases.values() for name in entry["outputs"]}
+
+    def save(self) -> None:
+        # One line per case: readable, and small enough to rewrite after every case.
+        cases = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in self.cases.items())
+        tmp = self.path + PARTIAL_SUFFIX
+        with open(tmp, "w") as f:
+            f.write(f'{{"tool": "patchfeed convert",\n "settings": {json.dumps(self.settings)},'
+                    f'\n "cases": {{\n{cases}\n }}\n}}\n')
+        os.replace(tmp, self.path)
+
+
+def _is_done(entry: dict[str, Any] | None, inputs: list[list[Any]], out_dir: str) -> bool:
+    """Whether a case's outputs are complete for exactly these inputs."""
+    if entry is None or entry.get("state") != "done" or entry.get("inputs") != inputs:
+        return False
+    for name, size in zip(entry["outputs"], entry.get("sizes", [])):
+        path = os.path.join(out_dir, name)
+        if not os.path.isfile(path) or os.path.getsize(path) != size:
+            return False
+    return True
+
+
+def _prepare_folder(out_dir: str, manifest: _Manifest, settings: dict[str, Any], force: bool,
+                    to_write: set[str]) -> list[str]:
+    """Refuses what must not be overwritten; returns the earlier outputs that force removed
+    and this run does not write again."""
+    ours = manifest.outputs()
+    foreign = sorted(n for n in os.listdir(out_dir) if n.endswith(".b2nd") and n not in ours)
+    if foreign and not force:
+        raise ConvertError(f"{out_dir} holds .b2nd files that convert did not write (e.g. "
+                           f"{foreign[:3]}); pass force=True (--force) to write there anyway")
+    removed: list[str] = []
+    if manifest.settings is not None and manifest.settings != settings:
+        changed = sorted(k for k in set(settings) | set(manifest.settings)
+                         if settings.get(k) != manifest.settings.get(k))
+        if not force:
+            was = ", ".join(f"{k}={manifest.settings.get(k)!r}" for k in changed)
+            now = ", ".join(f"{k}={settings.get(k)!r}" for k in changed)
+            raise ConvertError(f"{out_dir} was converted with {was}; now {now}. Pass force=True "
+                               f"(--force) to delete those {len(manifest.cases)} cases' outputs "
+                               f"and convert again, or choose another folder")
+        for name in sorted(ours):  # one folder, one dataset: the old cases go
+            if os.path.exists(os.path.join(out_dir, name)):
+                os.remove(os.path.join(out_dir, name))
+                if name not in to_write:
+                    removed.append(name)
+        manifest.cases = {}
+    manifest.settings = settings
+    for name in ours:  # a killed run's leftovers
+        if os.path.exists(os.path.join(out_dir, name + PARTIAL_SUFFIX)):
+            os.remove(os.path.join(out_dir, name + PARTIAL_SUFFIX))
+    return removed
+
+
+# ---- writing ------------------------------------------------------------------------------
+
+
+def _write_atomic(path: str, array: np.ndarray, settings: _Settings) -> int:
+    """Writes `path` through `path.partial` + rename; returns its size."""
+    chunks, blocks = settings.chunks_blocks(array.shape, array.itemsize)
+    tmp = path + PARTIAL_SUFFIX
+    try:
+        write_b2nd(tmp, array, chunks, blocks, codec=settings.codec, clevel=settings.clevel,
+                   filters=settings.filters)
+        os.replace(tmp, path)
+    except BaseException:  # KeyboardInterrupt included: no .partial is left behind
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+    return os.path.getsize(path)
+
+
+def _check_image_dtype(case: Case, dtype: np.dtype, manifest: _Manifest) -> None:
+    """With source dtypes kept, every case must still share one (the loader requires it)."""
+    for cid, entry in manifest.cases.items():
+        other = entry.get("image_dtype")
+        if cid != case.case_id and entry.get("state") == "done" and other != dtype.str:
+            raise ConvertError(f"{case.images[0]}: dtype {dtype.str} differs from case {cid!r}'s "
+                               f"{other}; a dataset has one image dtype (drop keep-dtype to "
+                               f"write float32)")
+
+
+def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: _Manifest,
+                  inputs: list[list[Any]]) -> None:
+    names = _output_names(case.case_id, settings.labels)
+    old = manifest.cases.get(case.case_id, {}).get("outputs", [])
+    manifest.cases[case.case_id] = {"state": "started", "inputs": inputs,
+                                    "outputs": sorted(set(names) | set(old))}
+    manifest.save()
+    image_dtype = np.dtype(settings.image_dtype) if settings.image_dtype else None
+    image = read_image(case, image_dtype, settings.level)
+    if image_dtype is None:
+        _check_image_dtype(case, image.dtype, manifest)
+    # Read the label before writing anything: a bad label must not leave a new image alone.
+    label = (read_label(case.label, np.dtype(settings.label_dtype), settings.level)
+             if case.label else None)
+    sizes = [_write_atomic(os.path.join(out_dir, names[0]), image, settings)]
+    written_dtype = image.dtype.str
+    del image
+    if label is not None:
+        sizes.append(_write_atomic(os.path.join(out_dir, names[1]), label, settings))
+    for name in set(old) - set(names):  # e.g. a label that is gone from the inputs
+        if os.path.exists(os.path.join(out_dir, name)):
+            os.remove(os.path.join(out_dir, name))
+    manifest.cases[case.case_id] = {"state": "done", "inputs": inputs, "outputs": names,
+                                    "sizes": sizes, "image_dtype": written_dtype}
+    manifest.save()
+
+
+class _Progress:
+    """tqdm when it is installed (nnU-Net depends on it), else one stderr line per case."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self._total, self._done, self._bar = total, 0, None
+        self._enabled = enabled
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                return
+            self._bar = tqdm(total=total, unit="case", desc="patchfeed convert", file=sys.stderr)
+
+    def begin(self, case_id: str) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(case_id)
+
+    def step(self, case_id: str, skipped: bool) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.update(1)
+        elif self._enabled:
+            print(f"patchfeed convert: {self._done}/{self._total} {case_id}"
+                  f"{' skipped' if skipped else ''}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
+            patch_size: Sequence[int] | None = None, chunks: Sequence[int] | None = None,
+            blocks: Sequence[int] | None = None, codec: str = "lz4hc", clevel: int = 5,
+            filters: Sequence[str] = ("shuffle",), image_dtype: str | None = "float32",
+            label_dtype: str = "int16", level: int = 0, force: bool = False,
+            progress: bool = True) -> ConvertReport:
+    """Converts `inputs` into `out_dir` (created) as described in the module docstring.
+
+    `level` is the resolution level read from OME-Zarr images (0: the highest; it applies to
+    labels given as OME-Zarr images too); other inputs have one level, and a level other than 0
+    without an OME-Zarr input is an error.
+
+    Raises ConvertError (a ValueError) for a bad input or settings, naming the file; ImportError
+    when nibabel, NIfTI's reader, is missing (zarr is read by patchfeed itself). Codec settings
+    default to nnU-Net's LZ4HC level 5 (with shuffle; nnU-Net tries shuffle and no filter per
+    case). `force` only lifts refusals: completed cases are still skipped.
+    """
+    out = os.path.abspath(os.fspath(out_dir))
+    cases = find_cases(inputs, labels)
+    has_labels = cases[0].label is not None
+    settings = _make_settings(patch_size, chunks, blocks, codec, clevel, filters, image_dtype,
+                              label_dtype, has_labels, level)
+    if settings.level != 0 and not has_ome_image(cases):
+        raise ConvertError(f"level={settings.level} selects an OME-Zarr image's resolution, and "
+                           f"none of the inputs is an OME-Zarr image")
+    _check_out_dir(out, cases)
+    os.makedirs(out, exist_ok=True)
+    manifest = _Manifest(out)
+    to_write = {n for c in cases for n in _output_names(c.case_id, has_labels)}
+    removed = _prepare_folder(out, manifest, settings.to_json(), force, to_write)
+
+    inputs_of = {c.case_id: _case_inputs(c) for c in cases}
+    todo = [c for c in cases if not _is_done(manifest.cases.get(c.case_id), inputs_of[c.case_id],
+                                             out)]
+    for case in todo:  # every header before any data: a bad case fails in seconds, not hours
+        check_shapes(case, settings.level)
+    todo_ids = {c.case_id for c in todo}
+    converted, skipped = [], []
+    bar = _Progress(len(cases), progress)
+    try:
+        for case in cases:
+            if case.case_id in todo_ids:
+                bar.begin(case.case_id)
+                _convert_case(case, out, settings, manifest, inputs_of[case.case_id])
+                converted.append(case.case_id)
+            else:
+                skipped.append(case.case_id)
+            bar.step(case.case_id, skipped=case.case_id not in todo_ids)
+    finally:
+        bar.close()
+    return ConvertReport(out, converted, skipped, removed, has_labels)
+
+
+def _check_out_dir(out: str, cases: Sequence[Case]) -> None:
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ConvertError(f"{out} exists and is not a folder")
+    # Never write next to the inputs: the output folder holds no input.
+    for c in cases:
+        for p in c.paths:
+            if os.path.dirname(os.path.abspath(p)) == out:
+                raise ConvertError(f"the output folder {out} holds the input {p}; choose "
+                                   f"another one")
+
+
+# ---- command line -------------------------------------------------------------------------
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers like 128,128,128, not {text!r}")
+    if any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
+    return values
+
+
+def main(argv: Sequence[str]) -> int:
+    """`patchfeed convert ...`: 0 on success; 1 with the error (no traceback) on bad input."""
+    p = argparse.ArgumentParser(prog="patchfeed convert",
+                                description="NIfTI/.npy/zarr -> .b2nd cases (docs/convert.md)")
+    p.add_argument("input", help="nnU-Net raw folder, folder of images, zarr group of cases, "
+                   ".json case list, or one file, zarr array or OME-Zarr image")
+    p.add_argument("out_dir")
+    p.add_argument("--labels", help="folder of <case>.nii.gz label maps (flat input folder)")
+    p.add_argument("--patch", type=_int_list, help="training patch for nnU-Net's chunk rule "
+                   "(default 128,128,128)")
+    p.add_argument("--chunks", type=_int_list, help="spatial chunk shape (with --blocks)")
+    p.add_argument("--blocks", type=_int_list, help="spatial block shape (with --chunks)")
+    p.add_argument("--codec", default="lz4hc")
+    p.add_argument("--clevel", type=int, default=5)
+    p.add_argument("--filters", default="shuffle", help="comma-separated, e.g. shuffle or none")
+    p.add_argument("--keep-dtype", action="store_true", help="images keep their dtype "
+                   "(default float32)")
+    p.add_argument("--label-dtype", default="int16", choices=_LABEL_DTYPES)
+    p.add_argument("--level", type=int, default=0, help="OME-Zarr inputs: the resolution level "
+                   "to read (default 0, the highest)")
+    p.add_argument("--force", action="store_true", help="write over other settings' outputs "
+                   "and foreign .b2nd files")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(list(argv))
+    filters = [] if args.filters in ("", "none") else args.filters.split(",")
+    try:
+        report = convert(args.input, args.out_dir, labels=args.labels, patch_size=args.patch,
+                         chunks=args.chunks, blocks=args.blocks, codec=args.codec,
+                         clevel=args.clevel, filters=filters,
+                         image_dtype=None if args.keep_dtype else "float32",
+                         label_dtype=args.label_dtype, level=args.level, force=args.force,
+                         progress=not args.no_progress)
+    except (ConvertError, ImportError, OSError, ValueError) as e:
+        print(f"patchfeed convert: error: {e}", file=sys.stderr)
+        return 1
+    opener = (f"patchfeed.Dataset.from_nnunet_folder({report.out_dir!r})" if report.has_labels
+              else f"patchfeed.Dataset.from_folder({report.out_dir!r}, {{'image': '.b2nd'}})")
+    print(f"patchfeed convert: {len(report.converted)} converted, {len(report.skipped)} "
+          f"skipped{f', {len(report.removed)} old files removed' if report.removed else ''} "
+          f"-> {report.out_dir}; open with {opener}")
+    return 0
+
