@@ -5,30 +5,17 @@
 #include <set>
 #include <string>
 
-// nlohmann/json without exceptions, as in zarr_meta.cc: every access checks the type first.
+#include "codec/internal/zarr_json.h"
 #include "common/str_cat.h"
-
-#include <nlohmann/json.hpp>
 
 namespace patchfeed::codec {
 namespace {
 
-using Json = nlohmann::json;
+using internal_codec::Find;
+using internal_codec::Json;
+using internal_codec::Quoted;
 
 Status Bad(std::string_view what) { return DataLossError(StrCat("OME-Zarr attributes: ", what)); }
-
-const Json* Find(const Json& object, const char* key) {
-  if (!object.is_object()) {
-    return nullptr;
-  }
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-// A path for an error message, quoted and cut at 64 characters.
-std::string Quoted(std::string_view path) {
-  return StrCat("\"", path.substr(0, 64), path.size() > 64 ? "...\"" : "\"");
-}
 
 // Why `path` is not a relative path inside the group (an empty string when it is one).
 std::string_view PathProblem(std::string_view path) {
@@ -61,13 +48,8 @@ std::string_view PathProblem(std::string_view path) {
 }  // namespace
 
 Result<std::vector<std::string>> ParseOmeMultiscalePaths(std::string_view attrs_json) {
-  const Json doc = Json::parse(attrs_json, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Bad("not valid JSON");
-  }
-  if (!doc.is_object()) {
-    return Bad("not a JSON object");
-  }
+  PATCHFEED_ASSIGN_OR_RETURN(const Json doc,
+                             internal_codec::ParseJsonObject(attrs_json, "OME-Zarr attributes"));
   // v0.4 and older: .zattrs holds "multiscales"; v0.5: zarr.json's attributes.ome does.
   std::string field = "multiscales";
   const Json* multiscales = Find(doc, "multiscales");
@@ -98,10 +80,10 @@ Result<std::vector<std::string>> ParseOmeMultiscalePaths(std::string_view attrs_
     }
     const auto& p = path->get_ref<const std::string&>();
     if (const std::string_view problem = PathProblem(p); !problem.empty()) {
-      return Bad(StrCat(at, " ", Quoted(p), " ", problem));
+      return Bad(StrCat(at, " ", Quoted(p, '"'), " ", problem));
     }
     if (!seen.insert(p).second) {
-      return Bad(StrCat(at, " ", Quoted(p), " repeats an earlier dataset"));
+      return Bad(StrCat(at, " ", Quoted(p, '"'), " repeats an earlier dataset"));
     }
     paths.push_back(p);
   }

@@ -2,45 +2,58 @@
 #include "codec/zarr_meta.h"
 
 #include <algorithm>
-#include <bit>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <string>
 
-// nlohmann/json (Debian's nlohmann-json3-dev), header-only and used without exceptions: a
-// parse error gives a discarded value, and every access below checks the type first.
 #include "codec/b2nd_meta.h"
-#include "common/half_float.h"
+#include "codec/internal/zarr_json.h"
 #include "common/str_cat.h"
-
-#include <nlohmann/json.hpp>
 
 namespace patchfeed::codec {
 namespace {
 
-using Json = nlohmann::json;
+using internal_codec::AsFloat;
+using internal_codec::AsInt64;
+using internal_codec::Find;
+using internal_codec::FloatItem;
+using internal_codec::Item;
+using internal_codec::Json;
+using internal_codec::Quoted;
+using internal_codec::Shown;
 
 Status Bad(std::string_view what) { return DataLossError(StrCat(".zarray: ", what)); }
 
-const Json* Find(const Json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
+// A fill value for an error message: as Shown(), but a list of scalars (a complex value) is
+// shown as JSON too, cut at 64 characters.
+std::string ShownFill(const Json& v) {
+  if (!v.is_array() ||
+      std::any_of(v.begin(), v.end(), [](const Json& e) { return e.is_structured(); })) {
+    return Shown(v);
+  }
+  std::string s = "[";
+  for (const Json& e : v) {
+    if (s.size() > 64) {
+      break;
+    }
+    s += StrCat(s.size() > 1 ? "," : "", Shown(e));
+  }
+  if (s.size() > 64) {
+    s.resize(64);
+    return s + "...";
+  }
+  return s + "]";
 }
 
-// A JSON integer as int64_t, or nullopt (not an integer, or out of range).
-std::optional<int64_t> AsInt64(const Json& v) {
-  if (v.is_number_unsigned()) {
-    const auto u = v.get<uint64_t>();
-    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-      return std::nullopt;
-    }
-    return static_cast<int64_t>(u);
+// The filters of a `.zarray` for an error message: their ids (or values), the first four.
+std::string ShownFilters(const Json& filters) {
+  std::string s;
+  for (size_t i = 0; i < filters.size() && i < 4; ++i) {
+    const Json* id = Find(filters[i], "id");
+    const std::string name = id != nullptr && id->is_string()
+                                 ? Quoted(id->get_ref<const std::string&>())
+                                 : Shown(filters[i]);
+    s += StrCat(i > 0 ? ", " : "", name);
   }
-  if (v.is_number_integer()) {
-    return v.get<int64_t>();
-  }
-  return std::nullopt;
+  return filters.size() > 4 ? s + ", ..." : s;
 }
 
 Result<std::vector<int64_t>> IntList(const Json& object, const char* key, int64_t min_value) {
@@ -56,7 +69,7 @@ Result<std::vector<int64_t>> IntList(const Json& object, const char* key, int64_
   for (const Json& e : *v) {
     const std::optional<int64_t> n = AsInt64(e);
     if (!n || *n < min_value) {
-      return Bad(StrCat("'", key, "' holds ", e.dump(), " (integers >= ", min_value, " expected)"));
+      return Bad(StrCat("'", key, "' holds ", Shown(e), " (integers >= ", min_value, " expected)"));
     }
     out.push_back(*n);
   }
@@ -95,38 +108,6 @@ Status CheckDtype(const std::string& dtype, int64_t itemsize) {
   return Status::Ok();
 }
 
-// A scalar of `itemsize` bytes at `native` (native order: little-endian) in the dtype's order.
-// Complex items are built from two such scalars, each swapped on its own.
-std::vector<std::byte> ItemBytes(const void* native, int64_t itemsize, bool big_endian) {
-  static_assert(std::endian::native == std::endian::little, "patchfeed targets little-endian");
-  std::vector<std::byte> item(static_cast<size_t>(itemsize));
-  std::memcpy(item.data(), native, item.size());
-  if (big_endian) {
-    std::reverse(item.begin(), item.end());
-  }
-  return item;
-}
-
-// A float fill value: a JSON number or "NaN", "Infinity", "-Infinity".
-std::optional<double> AsFloat(const Json& v) {
-  if (v.is_number()) {
-    return v.get<double>();
-  }
-  if (v.is_string()) {
-    const auto& s = v.get_ref<const std::string&>();
-    if (s == "NaN") {
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    if (s == "Infinity") {
-      return std::numeric_limits<double>::infinity();
-    }
-    if (s == "-Infinity") {
-      return -std::numeric_limits<double>::infinity();
-    }
-  }
-  return std::nullopt;
-}
-
 Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std::string& dtype,
                                                         int64_t itemsize) {
   if (v.is_null()) {
@@ -135,7 +116,7 @@ Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std
   const char kind = dtype[1];
   const bool big = dtype[0] == '>';
   const auto bad = [&]() {
-    return Bad(StrCat("fill_value ", v.dump(), " is not a value of dtype '", dtype, "'"));
+    return Bad(StrCat("fill_value ", ShownFill(v), " is not a value of dtype '", dtype, "'"));
   };
   if (kind == 'b') {
     const std::optional<int64_t> n =
@@ -143,8 +124,7 @@ Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std
     if (!n || (*n != 0 && *n != 1)) {
       return bad();
     }
-    const auto b = static_cast<uint8_t>(*n);
-    return std::optional(ItemBytes(&b, 1, false));
+    return std::optional(Item(static_cast<uint64_t>(*n), 1));
   }
   if (kind == 'i' || kind == 'u') {
     const int bits = static_cast<int>(itemsize * 8);
@@ -153,7 +133,7 @@ Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std
       if (bits < 64 && u >> bits != 0) {
         return bad();
       }
-      return std::optional(ItemBytes(&u, itemsize, big));
+      return std::optional(Item(u, itemsize, big));
     }
     const std::optional<int64_t> n = AsInt64(v);
     if (!n) {
@@ -165,41 +145,22 @@ Result<std::optional<std::vector<std::byte>>> FillValue(const Json& v, const std
     if (!fits) {
       return bad();
     }
-    return std::optional(ItemBytes(&*n, itemsize, big));
+    return std::optional(Item(static_cast<uint64_t>(*n), itemsize, big));
   }
   if (kind == 'f') {
     const std::optional<double> x = AsFloat(v);
     if (!x) {
       return bad();
     }
-    if (itemsize == 8) {
-      return std::optional(ItemBytes(&*x, 8, big));
-    }
-    if (itemsize == 4) {
-      const auto f = static_cast<float>(*x);
-      return std::optional(ItemBytes(&f, 4, big));
-    }
-    // Through float: a double within 2^-25 relative of a float16 tie may round the other way
-    // than NumPy's direct conversion (never for values written as float16 in the first place).
-    const uint16_t h = FloatToHalfBits(static_cast<float>(*x));
-    return std::optional(ItemBytes(&h, 2, big));
+    return std::optional(FloatItem(*x, itemsize, big));
   }
-  // Complex: [real, imaginary], each a float fill value.
+  // Complex: [real, imaginary], each a float fill value, each swapped on its own.
   if (!v.is_array() || v.size() != 2 || !AsFloat(v[0]) || !AsFloat(v[1])) {
     return bad();
   }
-  std::vector<std::byte> item;
-  for (int k = 0; k < 2; ++k) {
-    const double part = *AsFloat(v[static_cast<size_t>(k)]);
-    std::vector<std::byte> half;
-    if (itemsize == 16) {
-      half = ItemBytes(&part, 8, big);
-    } else {
-      const auto f = static_cast<float>(part);
-      half = ItemBytes(&f, 4, big);
-    }
-    item.insert(item.end(), half.begin(), half.end());
-  }
+  std::vector<std::byte> item = FloatItem(*AsFloat(v[0]), itemsize / 2, big);
+  const std::vector<std::byte> imaginary = FloatItem(*AsFloat(v[1]), itemsize / 2, big);
+  item.insert(item.end(), imaginary.begin(), imaginary.end());
   return std::optional(std::move(item));
 }
 
@@ -252,16 +213,10 @@ const char* ZarrCompressorName(ZarrCompressor compressor) {
 }
 
 Result<ZarrV2Meta> ParseZarrV2Meta(std::string_view json) {
-  const Json doc = Json::parse(json, /*cb=*/nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return Bad("not valid JSON");
-  }
-  if (!doc.is_object()) {
-    return Bad("not a JSON object");
-  }
+  PATCHFEED_ASSIGN_OR_RETURN(const Json doc, internal_codec::ParseJsonObject(json, ".zarray"));
   const Json* format = Find(doc, "zarr_format");
   if (format == nullptr || AsInt64(*format) != std::optional<int64_t>(2)) {
-    return Bad(StrCat("'zarr_format' is ", format ? format->dump() : "missing", ", not 2"));
+    return Bad(StrCat("'zarr_format' is ", format ? Shown(*format) : "missing", ", not 2"));
   }
   ZarrV2Meta meta;
   PATCHFEED_ASSIGN_OR_RETURN(meta.shape, IntList(doc, "shape", 0));
@@ -303,7 +258,8 @@ Result<ZarrV2Meta> ParseZarrV2Meta(std::string_view json) {
       return Bad("'filters' must be null or a list");
     }
     if (!filters->empty()) {
-      return UnimplementedError(StrCat(".zarray: filters ", filters->dump()));
+      return UnimplementedError(StrCat(".zarray: filters ", ShownFilters(*filters),
+                                       " (patchfeed reads arrays without filters)"));
     }
   }
   if (const Json* sep = Find(doc, "dimension_separator"); sep != nullptr) {

@@ -174,5 +174,15 @@ TEST(OmeZarrTest, EachMalformedFieldOrUnsafePathNamesItself) {
   }
 }
 
+// A path 100000 lists deep is a malformed field, not a stack overflow.
+TEST(OmeZarrTest, DeeplyNestedValuesAreErrorsNotCrashes) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_THAT(ParseOmeMultiscalePaths(WithPath(deep)),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("datasets[0].path must be a string")));
+  EXPECT_THAT(ParseOmeMultiscalePaths(R"({"multiscales": )" + deep + "}"),
+              StatusIs(StatusCode::kDataLoss,
+                       HasSubstr("multiscales[0].datasets must be a non-empty list")));
+}
+
 }  // namespace
 }  // namespace patchfeed::codec

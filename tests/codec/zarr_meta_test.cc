@@ -214,5 +214,35 @@ TEST(ZarrV2MetaTest, EachDamagedOrUnsupportedFieldNamesItself) {
               StatusIs(StatusCode::kUnimplemented, HasSubstr("17 dimensions")));
 }
 
+// A value nested `depth` lists deep around `inner`.
+std::string Nested(int depth, const std::string& inner) {
+  return std::string(static_cast<size_t>(depth), '[') + inner +
+         std::string(static_cast<size_t>(depth), ']');
+}
+
+// Error messages show untrusted values without dumping them (dump() recurses once per level),
+// and nlohmann/json parses and frees such documents with heap stacks of its own: a hostile
+// document 100000 levels deep is an error, not a stack overflow.
+TEST(ZarrV2MetaTest, DeeplyNestedValuesAreErrorsNotCrashes) {
+  constexpr int kDepth = 100000;
+  const std::string deep = Nested(kDepth, "1");
+  EXPECT_THAT(ParseZarrV2Meta(With(R"("filters": null)", R"("filters": )" + deep)),
+              StatusIs(StatusCode::kUnimplemented, HasSubstr("filters a list")));
+  EXPECT_THAT(
+      ParseZarrV2Meta(With(R"("filters": null)", R"("filters": [{"id": "delta"}, )" + deep + "]")),
+      StatusIs(StatusCode::kUnimplemented, HasSubstr("filters 'delta', a list")));
+  EXPECT_THAT(ParseZarrV2Meta(With("    10,\n", deep + ",\n")),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("'shape' holds a list")));
+  EXPECT_THAT(ParseZarrV2Meta(With(R"("zarr_format": 2)", R"("zarr_format": )" + deep)),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("'zarr_format' is a list, not 2")));
+  EXPECT_THAT(ParseZarrV2Meta(With(kDtypeFill, R"("dtype": "<c8", "fill_value": )" + deep)),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("fill_value a list is not a value")));
+  EXPECT_OK(ParseZarrV2Meta(With(R"("order": "C")", R"("order": "C", "extra": )" + deep)));
+  // Unbalanced: the parser gives up without recursing either.
+  EXPECT_THAT(
+      ParseZarrV2Meta(With(R"("filters": null)", R"("filters": )" + std::string(kDepth, '['))),
+      StatusIs(StatusCode::kDataLoss, HasSubstr("not valid JSON")));
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
