@@ -365,8 +365,14 @@ Status ZarrArrayReader::Decode(std::span<const std::byte> stored, const int64_t*
       *direct = true;
       return scratch.decoder.DecodeChunk(stored, std::span(dst.data + off, unit));
     }
+    if (h.memcpyed && h.special == SpecialValue::kNone) {
+      // Stored raw after the header (incompressible data): copy the region straight from it.
+      // ParseChunkHeader checked that the chunk holds header_size + nbytes bytes.
+      *decoded = stored.subspan(static_cast<size_t>(h.header_size), unit);
+      return Status::Ok();
+    }
     scratch.whole.resize(unit);
-    if (h.memcpyed || !h.is_regular() || h.blocksize <= 0) {
+    if (!h.is_regular() || h.blocksize <= 0) {
       PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeChunk(stored, scratch.whole));
     } else {
       // Only the blocks ReadStored read (the same choice).

@@ -364,3 +364,15 @@ def test_zarr_errors_name_the_file(tmp_path):
     f.write_bytes(bytes(raw))
     with pytest.raises(patchfeed.CorruptDataError, match="crc32c"):
         patchfeed.open_array(str(v3c))[...]
+
+
+def test_zarr_v2_blosc_incompressible_chunks(tmp_path):
+    """Chunks c-blosc stores raw (memcpyed: random bytes) are read straight from the file."""
+    rng = np.random.default_rng(8)
+    data = rng.integers(0, 256, size=(40, 50), dtype=np.uint8)
+    path = tmp_path / "raw.zarr"
+    _write(path, data, None, chunks=(16, 16), zarr_format=2, fill_value=0,
+           compressors=numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE))
+    chunk = (path / "0.0").read_bytes()
+    assert chunk[2] & 0x02, "expected c-blosc to store this chunk memcpyed"
+    _check_reads(path, data, rng)
