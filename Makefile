@@ -101,7 +101,7 @@ CHUNK_FUZZ_RUNS ?= 200000
 FRAME_FUZZ_RUNS ?= 700000
 ZARR_META_FUZZ_RUNS ?= 200000
 ZARR_V3_META_FUZZ_RUNS ?= 200000
-ZARR_READ_FUZZ_RUNS ?= 100000
+ZARR_READ_FUZZ_RUNS ?= 40000
 FUZZ_SEED ?= 1
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -128,10 +128,12 @@ fuzz: test-deps
 	  -runs=$(ZARR_V3_META_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=4096 -print_final_stats=1 \
 	  build/fuzz/zarr_v3_meta_corpus
 	rm -rf build/fuzz/zarr_read_corpus && \
-	  python3 tests/fuzz/make_zarr_read_corpus.py build/fuzz/zarr_read_corpus
+	  python3 tests/fuzz/make_zarr_read_corpus.py build/fuzz/zarr_read_corpus && \
+	  cp tests/fuzz/zarr_read_regressions/* build/fuzz/zarr_read_corpus/
 	build/fuzz/tests/fuzz/patchfeed_zarr_read_fuzzer -max_total_time=$(FUZZ_SECONDS) \
 	  -runs=$(ZARR_READ_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=8192 -print_final_stats=1 \
 	  build/fuzz/zarr_read_corpus
+	rm -rf /dev/shm/patchfeed_zarr_fuzz_* $${TMPDIR:-/tmp}/patchfeed_zarr_fuzz_*
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \

@@ -424,14 +424,16 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
   }
   const ChunkHeader& h = *header;
   scratch.resize(static_cast<size_t>(h.cbytes));
-  std::memcpy(scratch.data(), head, kBlosc2HeaderSize);
+  // A Blosc1 chunk (16-byte header) may be shorter than the 32 bytes read.
+  const int64_t have = std::min<int64_t>(kBlosc2HeaderSize, h.cbytes);
+  std::memcpy(scratch.data(), head, static_cast<size_t>(have));
   const auto read = [&](int64_t from, int64_t to) -> Status {
     if (from >= to)
       return Status::Ok();
     return source.ReadAt(pos + static_cast<uint64_t>(from),
                          std::span(scratch.data() + from, static_cast<size_t>(to - from)));
   };
-  PATCHFEED_RETURN_IF_ERROR(read(kBlosc2HeaderSize, h.block_table_end()));
+  PATCHFEED_RETURN_IF_ERROR(read(have, h.block_table_end()));
   // Header, block offsets and dictionary size are in: the checks the whole chunk would get, and
   // the block ranges the decoder keeps to (it reads nothing else of the chunk).
   const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(h.cbytes));

@@ -82,10 +82,15 @@ constexpr Layout kLayouts[] = {
 };
 constexpr size_t kNumLayouts = sizeof(kLayouts) / sizeof(kLayouts[0]);
 
-// The scratch directory of this process, one per layout, metadata written once.
+// The scratch directory of this process, one per layout, metadata written once (libFuzzer
+// ends with _Exit, so `make fuzz` removes it).
 std::string LayoutDir(size_t layout) {
   static const std::string root = [] {
-    const fs::path p = fs::temp_directory_path() / ("patchfeed_zarr_fuzz_" + std::to_string(getpid()));
+    // Memory-backed when there is one: every input writes a file.
+    std::error_code ec;
+    const fs::path base =
+        fs::is_directory("/dev/shm", ec) ? fs::path("/dev/shm") : fs::temp_directory_path();
+    const fs::path p = base / ("patchfeed_zarr_fuzz_" + std::to_string(getpid()));
     fs::create_directories(p);
     return p.string();
   }();
