@@ -29,9 +29,10 @@ constexpr std::string_view kUsage =
     "  decompress IN OUT [--max-bytes N]\n"
     "                                  decode one Blosc1 or Blosc2 chunk to raw bytes\n"
     "                                  (refused above N bytes, default 1 GiB)\n"
-    "  info FILE                       a .b2nd frame's metadata as JSON\n"
-    "  read FILE [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
-    "                                  write a box of the array (C order), padded outside\n";
+    "  info PATH [--level N]           a .b2nd frame's or zarr array's metadata as JSON\n"
+    "  read PATH [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
+    "        [--level N]               write a box of the array (C order), padded outside;\n"
+    "                                  PATH: .b2nd, zarr v2/v3, OME-Zarr (--level)\n";
 
 using Command = Status (*)(const std::vector<std::string>&);
 
