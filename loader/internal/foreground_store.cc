@@ -13,10 +13,12 @@ namespace patchfeed::loader::internal_loader {
 ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims,
                                  std::vector<LabelSet> keys, uint64_t seed, int64_t resident_bytes,
                                  std::string cache_dir,
-                                 std::vector<std::shared_ptr<const ForegroundIndex>> given)
+                                 std::vector<std::shared_ptr<const ForegroundIndex>> given,
+                                 codec::IoMode io_mode)
     : seg_paths_(std::move(seg_paths)),
       spatial_dims_(spatial_dims),
       cache_dir_(std::move(cache_dir)),
+      io_mode_(io_mode),
       keys_(std::move(keys)),
       seed_(seed),
       resident_cap_(resident_bytes),
@@ -36,7 +38,8 @@ Status ForegroundStore::Prepare(int64_t case_index) {
     counts_[i] = resident_[i]->counts();
     return Status::Ok();
   }
-  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_);
+  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
+                                           io_mode_);
   if (!index.ok()) {
     return index.status().WithContext("foreground index of " + seg_paths_[i]);
   }
@@ -71,7 +74,8 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
   auto loaded =
-      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_);
+      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
+                                           io_mode_);
   if (!loaded.ok()) {
     return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
   }

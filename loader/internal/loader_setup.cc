@@ -355,7 +355,8 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
     p.foreground = std::make_unique<ForegroundStore>(
         std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
         c.foreground.seed, c.foreground.resident_bytes,
-        c.foreground.cache_dir.value_or(ForegroundIndex::DefaultCacheDir()), c.foreground.indexes);
+        c.foreground.cache_dir.value_or(ForegroundIndex::DefaultCacheDir()), c.foreground.indexes,
+        c.io_mode);
   }
   PATCHFEED_RETURN_IF_ERROR(ProbeDataset(arena, p));
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));

@@ -47,7 +47,8 @@ def read_case_locations(pkl_path: str) -> dict:
 
 
 def nnunet_indexes(folder: str, case_ids: Sequence[str], seg_paths: Sequence[str],
-                   keys: Sequence[Any] | None = None) -> list[_core.ForegroundIndex] | None:
+                   keys: Sequence[Any] | None = None,
+                   io: str = "mmap") -> list[_core.ForegroundIndex] | None:
     """The indexes of every case from `<folder>/<id>.pkl`, or None when a case has no .pkl (the
     loader then builds its own). `keys` default: the first case's class_locations keys, in
     nnU-Net's order."""
@@ -59,6 +60,6 @@ def nnunet_indexes(folder: str, case_ids: Sequence[str], seg_paths: Sequence[str
         locations = read_case_locations(pkl)
         if keys is None:
             keys = list(locations.keys())
-        shape = open_array(seg).shape[1:]  # (1, *spatial)
+        shape = open_array(seg, io=io).shape[1:]  # (1, *spatial)
         indexes.append(index_from_locations(locations, keys, shape))
     return indexes

@@ -156,8 +156,9 @@ def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int
 
 
 def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
-                        foreground: str) -> list[_core.ForegroundIndex] | None:
-    """The `foreground_locations` option as indexes per case, or None to let the loader build."""
+                        foreground: str, io: str = "mmap") -> list[_core.ForegroundIndex] | None:
+    """The `foreground_locations` option as indexes per case, or None to let the loader build.
+    Label maps are opened (for their shapes) with the loader's `io_mode`."""
     if foreground == "off" or locations is None or locations == "build":
         return None
     ids = dataset.case_ids
@@ -170,7 +171,8 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
             return None
         wanted = None if keys is None else [tuple(k) if len(k) > 1 else k[0] for k in keys]
         return class_locations.nnunet_indexes(
-            dataset.nnunet_folder, ids, [dataset.paths(i)[seg] for i in range(len(ids))], wanted)
+            dataset.nnunet_folder, ids, [dataset.paths(i)[seg] for i in range(len(ids))], wanted,
+            io=io)
     if seg < 0:
         raise ValueError("foreground_locations needs a 'seg' array for the cases' shapes")
     missing = [cid for cid in ids if cid not in locations]
@@ -180,7 +182,7 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
     wanted = list(first.keys()) if keys is None else [tuple(k) if len(k) > 1 else k[0]
                                                        for k in keys]
     return [class_locations.index_from_locations(
-        locations[cid], wanted, open_array(dataset.paths(i)[seg]).shape[1:])
+        locations[cid], wanted, open_array(dataset.paths(i)[seg], io=io).shape[1:])
         for i, cid in enumerate(ids)]
 
 
@@ -336,7 +338,7 @@ class Loader:
             rank=rank,
             world_size=world_size,
             foreground_locations=_foreground_indexes(dataset, foreground_locations,
-                                                     foreground_keys, foreground),
+                                                     foreground_keys, foreground, io_mode),
         )
         # Kept to rebuild the loader (load_state_dict with another seed): copies, so that a
         # caller's later change to a list, or a consumed iterator, does not leak in.
