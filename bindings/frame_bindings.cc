@@ -11,8 +11,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings/status_to_exception.h"
-#include "codec/frame_writer.h"
 #include "codec/array_reader.h"
+#include "codec/frame_writer.h"
 #include "common/byte_size.h"
 
 namespace py = pybind11;

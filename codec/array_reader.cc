@@ -41,8 +41,7 @@ Status ArrayReader::CheckDestination(const BoxPlan& plan, const NdView& dst,
 }
 
 Status ArrayReader::ReadPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
-                              std::span<const std::byte> pad_item,
-                              BoxReadScratch& scratch) const {
+                              std::span<const std::byte> pad_item, BoxReadScratch& scratch) const {
   PATCHFEED_RETURN_IF_ERROR(CheckDestination(plan, dst, pad_item));
   if (piece.chunk < 0) {
     FillRegion(geom_.ndim, piece.lo.data(), piece.hi.data(), dst, plan.box().start.data(),
@@ -160,8 +159,7 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
     level_path = dir;
   } else if (IsFile(dir + "/zarr.json")) {
     PATCHFEED_ASSIGN_OR_RETURN(const std::string text, ReadSmallFile(dir + "/zarr.json"));
-    PATCHFEED_ASSIGN_OR_RETURN(const std::string node, ZarrV3NodeType(text),
-                               dir + "/zarr.json");
+    PATCHFEED_ASSIGN_OR_RETURN(const std::string node, ZarrV3NodeType(text), dir + "/zarr.json");
     if (node != "group") {
       level_path = dir;
     } else {

@@ -482,15 +482,14 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
   const int64_t off = offsets_[static_cast<size_t>(index)];
   const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
   std::vector<int32_t> picked;
-  PATCHFEED_ASSIGN_OR_RETURN(
-      const auto image,
-      ReadChunkBlocksAt(
-          *source_, pos, info_.cbytes - off,
-          [&](const ChunkHeader&, std::vector<int32_t>* out) {
-            out->assign(blocks.begin(), blocks.end());
-          },
-          &picked, scratch, header),
-      ChunkContext(index));
+  PATCHFEED_ASSIGN_OR_RETURN(const auto image,
+                             ReadChunkBlocksAt(
+                                 *source_, pos, info_.cbytes - off,
+                                 [&](const ChunkHeader&, std::vector<int32_t>* out) {
+                                   out->assign(blocks.begin(), blocks.end());
+                                 },
+                                 &picked, scratch, header),
+                             ChunkContext(index));
   if (!image)
     return whole();
   return *image;

@@ -1,8 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/zarr_reader.h"
 
-#include <isa-l/crc.h>
-
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -12,6 +10,8 @@
 #include "codec/zarr_meta.h"
 #include "codec/zarr_v3_meta.h"
 #include "common/str_cat.h"
+
+#include <isa-l/crc.h>
 
 namespace patchfeed::codec {
 namespace {
@@ -182,8 +182,7 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
     auto v3_text = ReadMetadataFile(dir + "/zarr.json");
     if (!v3_text.ok()) {
       if (v3_text.status().code() == StatusCode::kNotFound) {
-        return NotFoundError(
-            StrCat(dir, ": not a zarr array (no .zarray and no zarr.json in it)"));
+        return NotFoundError(StrCat(dir, ": not a zarr array (no .zarray and no zarr.json in it)"));
       }
       return v3_text.status();
     }
@@ -216,13 +215,13 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
   PATCHFEED_RETURN_IF_ERROR(CheckSteps(r.codecs_.steps, r.dir_));
   r.unit_bytes_ = r.geom_.block_nitems * r.geom_.itemsize;
   if (r.unit_bytes_ > kMaxZarrChunkBytes) {
-    return UnimplementedError(StrCat(dir, ": chunks of ", r.unit_bytes_,
-                                     " bytes (patchfeed reads chunks up to 2 GiB)"));
+    return UnimplementedError(
+        StrCat(dir, ": chunks of ", r.unit_bytes_, " bytes (patchfeed reads chunks up to 2 GiB)"));
   }
   // The worst expansion of zstd, LZ4, deflate and Blosc on incompressible data is far below
   // 1/64 of the input plus 64 KiB; checksums add 4 bytes each.
-  r.max_stored_bytes_ = r.unit_bytes_ + r.unit_bytes_ / 64 + 65536 +
-                        4 * static_cast<int64_t>(r.codecs_.steps.size());
+  r.max_stored_bytes_ =
+      r.unit_bytes_ + r.unit_bytes_ / 64 + 65536 + 4 * static_cast<int64_t>(r.codecs_.steps.size());
   if (static_cast<int64_t>(r.fill_.size()) != r.geom_.itemsize)
     return DataLossError(StrCat(dir, ": the fill value is not one item"));
   return r;
@@ -264,9 +263,8 @@ std::string ZarrArrayReader::ChunkPath(int64_t chunk) const {
   return dir_ + "/" + key;
 }
 
-void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin,
-                                     const int64_t* lo, const int64_t* hi,
-                                     std::vector<int32_t>* blocks) const {
+void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin, const int64_t* lo,
+                                     const int64_t* hi, std::vector<int32_t>* blocks) const {
   const int n = geom_.ndim;
   const int64_t itemsize = geom_.itemsize;
   // The region's first and last byte in the chunk's C order (all of it when stored
@@ -290,20 +288,21 @@ void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin
     blocks->push_back(static_cast<int32_t>(b));
 }
 
-Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(
-    const ByteSource& file, uint64_t pos, uint64_t nbytes, const int64_t* origin,
-    const int64_t* lo, const int64_t* hi, BoxReadScratch& scratch) const {
+Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const ByteSource& file, uint64_t pos,
+                                                               uint64_t nbytes,
+                                                               const int64_t* origin,
+                                                               const int64_t* lo, const int64_t* hi,
+                                                               BoxReadScratch& scratch) const {
   // A Blosc chunk alone (a checksum after it covers all of its bytes): read only its blocks.
   if (codecs_.steps.size() == 1 && codecs_.steps[0] == Step::kBlosc) {
     std::vector<int32_t> picked;
-    PATCHFEED_ASSIGN_OR_RETURN(
-        const auto image,
-        ReadChunkBlocksAt(
-            file, pos, static_cast<int64_t>(nbytes),
-            [&](const ChunkHeader& h, std::vector<int32_t>* blocks) {
-              BloscBlocksFor(h, origin, lo, hi, blocks);
-            },
-            &picked, scratch.chunk, &scratch.header));
+    PATCHFEED_ASSIGN_OR_RETURN(const auto image,
+                               ReadChunkBlocksAt(
+                                   file, pos, static_cast<int64_t>(nbytes),
+                                   [&](const ChunkHeader& h, std::vector<int32_t>* blocks) {
+                                     BloscBlocksFor(h, origin, lo, hi, blocks);
+                                   },
+                                   &picked, scratch.chunk, &scratch.header));
     if (image)
       return *image;
   }
@@ -326,8 +325,8 @@ Status ZarrArrayReader::Decode(std::span<const std::byte> stored, const int64_t*
     const uint32_t want = LoadLe32(stored.data() + body.size());
     const uint32_t got = Crc32c(body);
     if (want != got) {
-      return DataLossError(
-          StrCat("crc32c checksum ", got, " differs from the stored ", want, " (the chunk changed)"));
+      return DataLossError(StrCat("crc32c checksum ", got, " differs from the stored ", want,
+                                  " (the chunk changed)"));
     }
     stored = body;
     --nsteps;
@@ -378,10 +377,10 @@ Status ZarrArrayReader::Decode(std::span<const std::byte> stored, const int64_t*
       // Only the blocks ReadStored read (the same choice).
       BloscBlocksFor(h, origin, lo, hi, &scratch.wanted_blocks);
       for (const int32_t b : scratch.wanted_blocks) {
-        PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeBlock(
-            stored, h, b,
-            std::span(scratch.whole.data() + int64_t{b} * h.blocksize,
-                      static_cast<size_t>(h.block_nbytes(b)))));
+        PATCHFEED_RETURN_IF_ERROR(
+            scratch.decoder.DecodeBlock(stored, h, b,
+                                        std::span(scratch.whole.data() + int64_t{b} * h.blocksize,
+                                                  static_cast<size_t>(h.block_nbytes(b)))));
       }
     }
     *decoded = scratch.whole;
@@ -470,10 +469,10 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
     return DataLossError(StrCat(path, ": ", size, " bytes, more than a chunk of ", unit_bytes_,
                                 " bytes can be stored in"));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
-                             ReadStored(**source, 0, size, piece.origin.data(), piece.lo.data(),
-                                        piece.hi.data(), scratch),
-                             path);
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const auto stored,
+      ReadStored(**source, 0, size, piece.origin.data(), piece.lo.data(), piece.hi.data(), scratch),
+      path);
   return CopyFromChunk(stored, piece.origin.data(), piece.lo.data(), piece.hi.data(), dst,
                        dst_origin, scratch, path);
 }
@@ -512,40 +511,40 @@ Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piec
     if (LoadLe32(body.data() + body.size()) != Crc32c(body))
       return DataLossError(StrCat(path, ": the shard index's crc32c checksum differs"));
   }
-  return ForEachIndex(n, piece.block_lo.data(), piece.block_hi.data(),
-                      [&](const Index& k) -> Status {
-    Index blo{}, ilo{}, ihi{};
-    int64_t number = 0;
-    for (int d = 0; d < n; ++d) {
-      const auto i = static_cast<size_t>(d);
-      blo[i] = piece.origin[i] + k[i] * g.blockshape[i];
-      ilo[i] = std::max(piece.lo[i], blo[i]);
-      ihi[i] = std::min(piece.hi[i], blo[i] + g.blockshape[i]);
-      number = number * g.blocks_per_chunk[i] + k[i];
-    }
-    if (plan.filtered() && !plan.wants(piece, k)) {
-      FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, pad_item);
-      return Status::Ok();
-    }
-    const std::byte* entry = index.data() + number * kIndexEntryBytes;
-    const uint64_t offset = LoadLe64(entry);
-    const uint64_t nbytes = LoadLe64(entry + 8);
-    if (offset == kEmptyEntry && nbytes == kEmptyEntry) {
-      FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, fill_);
-      return Status::Ok();
-    }
-    const std::string where = StrCat(path, ": inner chunk ", number);
-    if (offset > size || nbytes > size - offset ||
-        nbytes > static_cast<uint64_t>(max_stored_bytes_)) {
-      return DataLossError(StrCat(where, ": the index says ", nbytes, " bytes at ", offset,
-                                  ", outside the shard's ", size, " bytes"));
-    }
-    PATCHFEED_ASSIGN_OR_RETURN(
-        auto stored, ReadStored(file, offset, nbytes, blo.data(), ilo.data(), ihi.data(), scratch),
-        where);
-    return CopyFromChunk(stored, blo.data(), ilo.data(), ihi.data(), dst, dst_origin, scratch,
-                         where);
-  });
+  return ForEachIndex(
+      n, piece.block_lo.data(), piece.block_hi.data(), [&](const Index& k) -> Status {
+        Index blo{}, ilo{}, ihi{};
+        int64_t number = 0;
+        for (int d = 0; d < n; ++d) {
+          const auto i = static_cast<size_t>(d);
+          blo[i] = piece.origin[i] + k[i] * g.blockshape[i];
+          ilo[i] = std::max(piece.lo[i], blo[i]);
+          ihi[i] = std::min(piece.hi[i], blo[i] + g.blockshape[i]);
+          number = number * g.blocks_per_chunk[i] + k[i];
+        }
+        if (plan.filtered() && !plan.wants(piece, k)) {
+          FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, pad_item);
+          return Status::Ok();
+        }
+        const std::byte* entry = index.data() + number * kIndexEntryBytes;
+        const uint64_t offset = LoadLe64(entry);
+        const uint64_t nbytes = LoadLe64(entry + 8);
+        if (offset == kEmptyEntry && nbytes == kEmptyEntry) {
+          FillRegion(n, ilo.data(), ihi.data(), dst, dst_origin, fill_);
+          return Status::Ok();
+        }
+        const std::string where = StrCat(path, ": inner chunk ", number);
+        if (offset > size || nbytes > size - offset ||
+            nbytes > static_cast<uint64_t>(max_stored_bytes_)) {
+          return DataLossError(StrCat(where, ": the index says ", nbytes, " bytes at ", offset,
+                                      ", outside the shard's ", size, " bytes"));
+        }
+        PATCHFEED_ASSIGN_OR_RETURN(
+            auto stored,
+            ReadStored(file, offset, nbytes, blo.data(), ilo.data(), ihi.data(), scratch), where);
+        return CopyFromChunk(stored, blo.data(), ilo.data(), ihi.data(), dst, dst_origin, scratch,
+                             where);
+      });
 }
 
 }  // namespace patchfeed::codec

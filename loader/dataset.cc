@@ -88,8 +88,7 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
   return ds;
 }
 
-Result<Dataset> Dataset::FromZarrGroup(const std::string& group,
-                                      std::vector<std::string> arrays) {
+Result<Dataset> Dataset::FromZarrGroup(const std::string& group, std::vector<std::string> arrays) {
   std::error_code ec;
   fs::directory_iterator it(group, ec);
   if (ec) {
@@ -133,9 +132,9 @@ Result<Dataset> Dataset::FromZarrGroup(const std::string& group,
       cases.push_back(std::move(c));
   }
   if (cases.empty()) {
-    return InvalidArgumentError(StrCat("zarr group ", group, " has no entry holding ",
-                                       arrays.empty() ? std::string("a zarr array")
-                                                      : "the arrays asked for"));
+    return InvalidArgumentError(
+        StrCat("zarr group ", group, " has no entry holding ",
+               arrays.empty() ? std::string("a zarr array") : "the arrays asked for"));
   }
   if (arrays.empty())
     arrays.push_back("image");

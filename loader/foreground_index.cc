@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <memory>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -12,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "codec/b2nd_meta.h"
 #include "codec/array_reader.h"
+#include "codec/b2nd_meta.h"
 #include "common/byte_order.h"
 #include "common/byte_size.h"
 #include "common/random.h"
@@ -308,8 +308,9 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
     return InvalidArgumentError(StrCat(seg_path, ": a foreground index has 1 to ", codec::kMaxDims,
                                        " spatial axes, not ", spatial_dims));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(const std::unique_ptr<codec::ArrayReader> opened,
-                             codec::OpenArray(seg_path, codec::FrameOpenOptions{.io_mode = io_mode}));
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const std::unique_ptr<codec::ArrayReader> opened,
+      codec::OpenArray(seg_path, codec::FrameOpenOptions{.io_mode = io_mode}));
   const codec::ArrayReader& reader = *opened;
   const codec::NdGeometry& g = reader.geometry();
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
@@ -444,8 +445,7 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
 
 Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
                                                      std::vector<LabelSet> keys, uint64_t seed,
-                                                     int spatial_dims,
-                                                     const std::string& cache_dir,
+                                                     int spatial_dims, const std::string& cache_dir,
                                                      codec::IoMode io_mode) {
   if (cache_dir.empty()) {
     return Build(seg_path, std::move(keys), seed, spatial_dims, io_mode);

@@ -39,7 +39,7 @@ Status ForegroundStore::Prepare(int64_t case_index) {
     return Status::Ok();
   }
   auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
-                                           io_mode_);
+                                            io_mode_);
   if (!index.ok()) {
     return index.status().WithContext("foreground index of " + seg_paths_[i]);
   }
@@ -73,9 +73,8 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   }
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
-  auto loaded =
-      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
-                                           io_mode_);
+  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
+                                             io_mode_);
   if (!loaded.ok()) {
     return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
   }

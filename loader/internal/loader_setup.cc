@@ -164,8 +164,7 @@ Status ProbeDataset(tbb::task_arena& arena, LoaderParts& p) {
         err = reader.status();
         break;
       }
-      parts->probes[static_cast<size_t>(c) * outputs + o] =
-          DescribeArray(**reader);
+      parts->probes[static_cast<size_t>(c) * outputs + o] = DescribeArray(**reader);
     }
     if (err.ok() && parts->foreground) {
       err = parts->foreground->Prepare(c);

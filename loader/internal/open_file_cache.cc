@@ -10,7 +10,7 @@ OpenFileCache::OpenFileCache(Dataset dataset, int64_t capacity, codec::FrameOpen
     : dataset_(std::move(dataset)), capacity_(std::max<int64_t>(1, capacity)), options_(options) {}
 
 Result<std::shared_ptr<const codec::ArrayReader>> OpenFileCache::Get(int64_t case_index,
-                                                                       int array) {
+                                                                     int array) {
   const auto num_arrays = static_cast<int64_t>(dataset_.array_names().size());
   const int64_t key = case_index * num_arrays + array;
   Reader stale;  // released after the lock, as evicted readers below
