@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "codec/byte_source.h"
@@ -106,6 +107,25 @@ Status CheckSteps(const std::vector<Step>& steps, const std::string& where) {
   return Status::Ok();
 }
 
+// The step that undoes a zarr v2 compressor; none for chunks stored raw.
+std::optional<Step> StepOfV2(ZarrCompressor compressor) {
+  switch (compressor) {
+    case ZarrCompressor::kBlosc:
+      return Step::kBlosc;
+    case ZarrCompressor::kZstd:
+      return Step::kZstd;
+    case ZarrCompressor::kLz4:
+      return Step::kLz4;
+    case ZarrCompressor::kGzip:
+      return Step::kGzip;
+    case ZarrCompressor::kZlib:
+      return Step::kZlib;
+    case ZarrCompressor::kNone:
+      break;
+  }
+  return std::nullopt;
+}
+
 Result<std::vector<Step>> StepsOfV3(const ZarrV3Codecs& codecs) {
   std::vector<Step> steps;
   for (const ZarrV3BytesCodec c : codecs.bytes_codecs) {
@@ -154,25 +174,8 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
       if (r.codecs_.big_endian)
         std::reverse(r.fill_.begin(), r.fill_.end());
     }
-    switch (meta->compressor) {
-      case ZarrCompressor::kNone:
-        break;
-      case ZarrCompressor::kBlosc:
-        r.codecs_.steps.push_back(Step::kBlosc);
-        break;
-      case ZarrCompressor::kZstd:
-        r.codecs_.steps.push_back(Step::kZstd);
-        break;
-      case ZarrCompressor::kLz4:
-        r.codecs_.steps.push_back(Step::kLz4);
-        break;
-      case ZarrCompressor::kGzip:
-        r.codecs_.steps.push_back(Step::kGzip);
-        break;
-      case ZarrCompressor::kZlib:
-        r.codecs_.steps.push_back(Step::kZlib);
-        break;
-    }
+    if (const std::optional<Step> step = StepOfV2(meta->compressor))
+      r.codecs_.steps.push_back(*step);
     r.unit_shape_ = chunks;
     PATCHFEED_ASSIGN_OR_RETURN(r.geom_, GridGeometry(shape, chunks, chunks, meta->itemsize),
                                dir + "/.zarray");

@@ -150,33 +150,6 @@ inline bool MakeRegionWalk(int n, int64_t itemsize, const int64_t* lo, const int
   return true;
 }
 
-// Copies the items of region [lo, hi) (global coordinates) from a C-ordered source whose
-// origin is `src_origin` and extents `src_shape`, into `dst` whose origin is `dst_origin`.
-inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
-                       const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
-                       const NdView& dst, const int64_t* dst_origin) {
-  if (n == 0) {
-    std::memcpy(dst.data, src, static_cast<size_t>(itemsize));
-    return;
-  }
-  RowWalk w;
-  int64_t so = 0, dof = 0;
-  if (!MakeRegionWalk(n, itemsize, lo, hi, src_origin, src_shape, dst, dst_origin, &w, &so, &dof))
-    return;
-  const std::byte* s0 = src + so;
-  std::byte* d0 = dst.data + dof;
-  ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
-    if (w.dst_row_contiguous) {
-      std::memcpy(d0 + dst_off, s0 + src_off, static_cast<size_t>(w.row_bytes));
-    } else {
-      for (int64_t k = 0; k < w.row_items; ++k) {
-        std::memcpy(d0 + dst_off + k * w.dst_item_stride, s0 + src_off + k * itemsize,
-                    static_cast<size_t>(itemsize));
-      }
-    }
-  });
-}
-
 // CopyRegion from a source with any byte strides (a zarr chunk stored transposed): item
 // (i0, i1, ...) of the source is at src + sum((i_d - src_origin[d]) * src_strides[d]).
 inline void CopyStridedRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
@@ -211,6 +184,20 @@ inline void CopyStridedRegion(int n, int64_t itemsize, const int64_t* lo, const 
       }
     }
   });
+}
+
+// Copies the items of region [lo, hi) (global coordinates) from a C-ordered source whose
+// origin is `src_origin` and extents `src_shape`, into `dst` whose origin is `dst_origin`.
+inline void CopyRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
+                       const std::byte* src, const int64_t* src_origin, const int64_t* src_shape,
+                       const NdView& dst, const int64_t* dst_origin) {
+  Index strides{};
+  int64_t s = itemsize;
+  for (int d = n - 1; d >= 0; --d) {
+    strides[static_cast<size_t>(d)] = s;
+    s *= src_shape[d];
+  }
+  CopyStridedRegion(n, itemsize, lo, hi, src, src_origin, strides.data(), dst, dst_origin);
 }
 
 // Reverses the bytes of every item of region [lo, hi) of `dst` in place: big-endian items
