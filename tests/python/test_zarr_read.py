@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import patchfeed
+from loader_testlib import env_with_package
 
 zarr = pytest.importorskip("zarr")
 numcodecs = pytest.importorskip("numcodecs")
@@ -231,14 +232,17 @@ def test_zarr_v3_sharded_with_create_array_shards(tmp_path):
                             shards=(20, 12), compressors=BloscCodec(cname="lz4"))
     arr[...] = data
     _check_reads(path, data, rng)
-    info = json.loads(subprocess.run(_cli("info", str(path)), capture_output=True, text=True,
-                                     check=True).stdout)
+    info = json.loads(_cli("info", path))
     assert info["format"] == "zarr v3" and info["sharded"] is True
     assert info["chunks"] == [20, 12] and info["inner_chunks"] == [5, 4]
 
 
-def _cli(*args):
-    return [sys.executable, "-m", "patchfeed", *args]
+def _cli(*args) -> str:
+    """Runs `python -m patchfeed ARGS` on the package under test; its stdout."""
+    proc = subprocess.run([sys.executable, "-m", "patchfeed", *map(str, args)],
+                          env=env_with_package(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"patchfeed {args} exited {proc.returncode}: {proc.stderr}"
+    return proc.stdout
 
 
 def test_cli_reads_zarr(tmp_path):
@@ -248,12 +252,10 @@ def test_cli_reads_zarr(tmp_path):
     _write(path, data, None, chunks=(5, 4, 3), zarr_format=2,
            compressors=numcodecs.Blosc("lz4", 5, numcodecs.Blosc.SHUFFLE), fill_value=0)
     out = tmp_path / "box.npy"
-    subprocess.run(_cli("read", str(path), "--box", "-2:5,3:9,8:12", "--pad", "-4",
-                        "--out", str(out), "--npy"), check=True)
+    _cli("read", path, "--box", "-2:5,3:9,8:12", "--pad", "-4", "--out", out, "--npy")
     got = np.load(out)
     np.testing.assert_array_equal(got, _padded_reference(data, [-2, 3, 8], [5, 9, 12], -4))
-    info = json.loads(subprocess.run(_cli("info", str(path)), capture_output=True, text=True,
-                                     check=True).stdout)
+    info = json.loads(_cli("info", path))
     assert info["format"] == "zarr v2" and info["shape"] == [12, 9, 10]
     assert info["dtype"] == "<i2" and info["chunks"] == [5, 4, 3]
 
@@ -285,8 +287,7 @@ def test_ome_zarr_levels(tmp_path):
                                           level)
         with pytest.raises(Exception, match="level 2 of 2"):
             patchfeed.open_array(str(group_path), level=2)
-        info = json.loads(subprocess.run(_cli("info", str(group_path), "--level", "1"),
-                                         capture_output=True, text=True, check=True).stdout)
+        info = json.loads(_cli("info", group_path, "--level", "1"))
         assert info["shape"] == list(levels[1].shape)
 
 
