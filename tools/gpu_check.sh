@@ -27,10 +27,10 @@ PY=${PYTHON:-python3}
 CHECK=$REPO/tools/gpu_check/gpu_check.py
 # What patchfeed builds against (CMakeLists.txt, augment/CMakeLists.txt, tools/install_deps.sh):
 # lz4, zstd, libdeflate, zlib, oneTBB (its CMake config lists tbbmalloc and tbbbind too), Eigen,
-# nlohmann/json (zarr metadata), ISA-L (crc32c), plus pkgconf, since the device image may have no pkg-config.
+# nlohmann/json (zarr metadata), ISA-L (crc32c), liburing (the loader's reads), plus pkgconf, since the device image may have no pkg-config.
 DEB_PACKAGES=(liblz4-dev liblz4-1 libzstd-dev libzstd1 libdeflate-dev libdeflate0 zlib1g-dev
               zlib1g libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 libeigen3-dev
-              nlohmann-json3-dev libisal-dev libisal2 pkgconf pkgconf-bin libpkgconf3)
+              nlohmann-json3-dev libisal-dev libisal2 liburing-dev liburing2 pkgconf pkgconf-bin libpkgconf3)
 
 die() { echo "gpu_check: ERROR: $*" >&2; exit 1; }
 

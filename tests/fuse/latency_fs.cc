@@ -358,6 +358,11 @@ void OpInit(void* userdata, struct fuse_conn_info* conn) {
   // kernel's max_pages (the request size limit, 128 KiB by default) from max_write.
   conn->max_read = static_cast<unsigned>(fs->options().max_read);
   conn->max_write = std::max(conn->max_write, conn->max_read);
+  // The kernel's limit on asynchronous requests per connection (io_uring's and read-ahead's
+  // reads; blocking preads are not counted), 12 by default: a network file system's client
+  // keeps many more in flight, and the reads-in-flight tests need it above their depth.
+  conn->max_background = 256;
+  conn->congestion_threshold = 192;
 }
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
