@@ -307,7 +307,10 @@ class LatencyFs {
         continue;
       }
       if (!stopping_ && queue_.front().due > Clock::now()) {
-        queue_cv_.wait_until(lock, queue_.front().due);
+        // A copy: wait_until reads its deadline again after waking, and a Read that queued a
+        // reply meanwhile may have moved the queue's storage (found by ASan).
+        const Clock::time_point due = queue_.front().due;
+        queue_cv_.wait_until(lock, due);
         continue;
       }
       std::pop_heap(queue_.begin(), queue_.end(), Later);
