@@ -450,11 +450,9 @@ Status ZarrArrayReader::CopyFromChunk(std::span<const std::byte> stored, const i
 Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
                                        const NdView& dst, std::span<const std::byte> pad_item,
                                        BoxReadScratch& scratch) const {
-  if (sharded_)
-    return ReadShardPiece(plan, piece, dst, pad_item, scratch);
   const int n = geom_.ndim;
   const int64_t* dst_origin = plan.box().start.data();
-  if (plan.filtered() && !plan.wants(piece, piece.block_lo)) {
+  if (!sharded_ && plan.filtered() && !plan.wants(piece, piece.block_lo)) {
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, pad_item);
     return Status::Ok();
   }
@@ -463,10 +461,12 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
   if (!source.ok()) {
     if (source.status().code() != StatusCode::kNotFound)
       return source.status();
-    // zarr writes no file for a chunk that is all fill value.
+    // zarr writes no file for a chunk (or shard) that is all fill value.
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, fill_);
     return Status::Ok();
   }
+  if (sharded_)
+    return ReadShardPiece(plan, piece, **source, path, dst, pad_item, scratch);
   const uint64_t size = (*source)->size();
   if (size > static_cast<uint64_t>(max_stored_bytes_)) {
     return DataLossError(StrCat(path, ": ", size, " bytes, more than a chunk of ", unit_bytes_,
@@ -481,20 +481,12 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
 }
 
 Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece,
+                                       const ByteSource& file, const std::string& path,
                                        const NdView& dst, std::span<const std::byte> pad_item,
                                        BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;
   const int n = g.ndim;
   const int64_t* dst_origin = plan.box().start.data();
-  const std::string path = ChunkPath(piece.chunk);
-  auto source = OpenFile(path, IoMode::kPread);
-  if (!source.ok()) {
-    if (source.status().code() != StatusCode::kNotFound)
-      return source.status();
-    FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, fill_);
-    return Status::Ok();
-  }
-  const ByteSource& file = **source;
   const uint64_t size = file.size();
   int64_t inner = 1;
   for (int d = 0; d < n; ++d)

@@ -63,7 +63,9 @@ class ZarrArrayReader final : public ArrayReader {
   Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
                         std::span<const std::byte> pad_item,
                         BoxReadScratch& scratch) const override;
-  Status ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+  // A chunk piece of a sharded array from its shard `file` (at `path`, for messages).
+  Status ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece, const ByteSource& file,
+                        const std::string& path, const NdView& dst,
                         std::span<const std::byte> pad_item, BoxReadScratch& scratch) const;
   // Decodes the stored bytes of one (inner) chunk whose first item is `origin` and copies its
   // region [lo, hi) into dst (whose origin is `dst_origin`).
