@@ -24,6 +24,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -55,9 +56,15 @@ def _close_live_loaders() -> None:
         # A thread that was consuming batches may be freeing a torch tensor, which releases
         # the GIL inside torch's C++; if finalisation began before it gets the GIL back,
         # CPython ends it with a forced unwind that aborts in torch's noexcept frame. Giving
-        # up the GIL for a moment here lets such threads leave that window (their next call
-        # into the closed loader raises) before finalisation starts.
-        time.sleep(0.02)
+        # up the GIL here lets such threads leave that window (their next call into the
+        # closed loader raises) before finalisation starts: each other thread still running
+        # (daemon threads: the others were joined before atexit) is joined, waiting on its
+        # exit rather than for a fixed time, with 20 ms in all as the bound for threads that
+        # do not end (a library's own background threads).
+        deadline = time.monotonic() + 0.02
+        for thread in threading.enumerate():
+            if thread is not threading.current_thread() and thread.daemon:
+                thread.join(max(0.0, deadline - time.monotonic()))
 
 
 class Dataset:
