@@ -110,16 +110,6 @@ bool IsFile(const std::string& path) {
   return std::filesystem::is_regular_file(path, ec);
 }
 
-Result<std::string> ReadSmallFile(const std::string& path) {
-  PATCHFEED_ASSIGN_OR_RETURN(auto source, OpenFile(path, IoMode::kPread));
-  if (source->size() > (uint64_t{16} << 20))
-    return DataLossError(StrCat(path, ": ", source->size(), " bytes, too large for metadata"));
-  std::string text(static_cast<size_t>(source->size()), '\0');
-  PATCHFEED_RETURN_IF_ERROR(
-      source->ReadAt(0, std::as_writable_bytes(std::span(text.data(), text.size()))));
-  return text;
-}
-
 Result<std::unique_ptr<ArrayReader>> OpenZarrArray(const std::string& dir) {
   PATCHFEED_ASSIGN_OR_RETURN(ZarrArrayReader r, ZarrArrayReader::Open(dir));
   return std::unique_ptr<ArrayReader>(std::make_unique<ZarrArrayReader>(std::move(r)));
@@ -158,7 +148,7 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
   if (IsFile(dir + "/.zarray")) {
     level_path = dir;
   } else if (IsFile(dir + "/zarr.json")) {
-    PATCHFEED_ASSIGN_OR_RETURN(const std::string text, ReadSmallFile(dir + "/zarr.json"));
+    PATCHFEED_ASSIGN_OR_RETURN(const std::string text, ReadZarrMetadataFile(dir + "/zarr.json"));
     PATCHFEED_ASSIGN_OR_RETURN(const std::string node, ZarrV3NodeType(text), dir + "/zarr.json");
     if (node != "group") {
       level_path = dir;
@@ -170,7 +160,7 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
   } else if (IsFile(dir + "/.zgroup")) {
     std::string attrs = "{}";
     if (IsFile(dir + "/.zattrs")) {
-      PATCHFEED_ASSIGN_OR_RETURN(attrs, ReadSmallFile(dir + "/.zattrs"));
+      PATCHFEED_ASSIGN_OR_RETURN(attrs, ReadZarrMetadataFile(dir + "/.zattrs"));
     }
     PATCHFEED_ASSIGN_OR_RETURN(level_path, OmeLevelPath(dir, dir + "/.zattrs", attrs, ome_level));
     ome_level = 0;

@@ -49,17 +49,6 @@ uint32_t Crc32c(std::span<const std::byte> bytes) {
   return ~crc32_iscsi(p, static_cast<int>(bytes.size()), ~0u);
 }
 
-// Reads a small metadata file whole; kNotFound when it is absent.
-Result<std::string> ReadMetadataFile(const std::string& path) {
-  PATCHFEED_ASSIGN_OR_RETURN(auto source, OpenFile(path, IoMode::kPread));
-  if (source->size() > static_cast<uint64_t>(kMaxMetadataBytes))
-    return DataLossError(StrCat(path, ": ", source->size(), " bytes, too large for metadata"));
-  std::string text(static_cast<size_t>(source->size()), '\0');
-  PATCHFEED_RETURN_IF_ERROR(
-      source->ReadAt(0, std::as_writable_bytes(std::span(text.data(), text.size()))));
-  return text;
-}
-
 // The chunk-and-block geometry of a zarr array: blocks are inner chunks (or whole chunks).
 Result<NdGeometry> GridGeometry(const std::vector<int64_t>& shape,
                                 const std::vector<int64_t>& chunks,
@@ -149,12 +138,22 @@ Result<std::vector<Step>> StepsOfV3(const ZarrV3Codecs& codecs) {
 
 }  // namespace
 
+Result<std::string> ReadZarrMetadataFile(const std::string& path) {
+  PATCHFEED_ASSIGN_OR_RETURN(auto source, OpenFile(path, IoMode::kPread));
+  if (source->size() > static_cast<uint64_t>(kMaxMetadataBytes))
+    return DataLossError(StrCat(path, ": ", source->size(), " bytes, too large for metadata"));
+  std::string text(static_cast<size_t>(source->size()), '\0');
+  PATCHFEED_RETURN_IF_ERROR(
+      source->ReadAt(0, std::as_writable_bytes(std::span(text.data(), text.size()))));
+  return text;
+}
+
 Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
   ZarrArrayReader r;
   r.dir_ = dir;
   r.path_ = dir;
   std::vector<int64_t> shape, chunks;
-  auto v2_text = ReadMetadataFile(dir + "/.zarray");
+  auto v2_text = ReadZarrMetadataFile(dir + "/.zarray");
   if (v2_text.ok()) {
     auto meta = ParseZarrV2Meta(*v2_text);
     if (!meta.ok())
@@ -182,7 +181,7 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
   } else if (v2_text.status().code() != StatusCode::kNotFound) {
     return v2_text.status();
   } else {
-    auto v3_text = ReadMetadataFile(dir + "/zarr.json");
+    auto v3_text = ReadZarrMetadataFile(dir + "/zarr.json");
     if (!v3_text.ok()) {
       if (v3_text.status().code() == StatusCode::kNotFound) {
         return NotFoundError(StrCat(dir, ": not a zarr array (no .zarray and no zarr.json in it)"));

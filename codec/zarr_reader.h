@@ -44,6 +44,10 @@ struct ZarrChunkCodecs {
   std::vector<Step> steps;
 };
 
+/// A zarr metadata document (`.zarray`, `zarr.json`, `.zattrs`) read whole; kNotFound when it
+/// is absent, kDataLoss when it is larger than any a writer makes (16 MiB).
+Result<std::string> ReadZarrMetadataFile(const std::string& path);
+
 class ZarrArrayReader final : public ArrayReader {
  public:
   /// Opens the array in directory `dir`: `.zarray` (v2) or `zarr.json` (v3) must be there.
