@@ -209,6 +209,12 @@ class PyLoader {
     d["slots_leased"] = m.slots_leased;
     d["files_opened"] = m.files_opened;
     d["files_open"] = m.files_open;
+    d["io_backend"] = m.io_backend;
+    d["io_depth"] = m.io_depth;
+    d["io_requests"] = m.io_requests;
+    d["io_bytes"] = m.io_bytes;
+    d["io_max_in_flight"] = m.io_max_in_flight;
+    d["io_fallback_reads"] = m.io_fallback_reads;
     return d;
   }
 

@@ -105,6 +105,14 @@ struct EnumNames<codec::IoMode> {
   };
 };
 template <>
+struct EnumNames<loader::IoBackend> {
+  static constexpr std::pair<loader::IoBackend, std::string_view> kNames[] = {
+      {loader::IoBackend::kAuto, "auto"},
+      {loader::IoBackend::kIoUring, "io_uring"},
+      {loader::IoBackend::kPreadPool, "pread"},
+  };
+};
+template <>
 struct EnumNames<loader::ErrorPolicy> {
   static constexpr std::pair<loader::ErrorPolicy, std::string_view> kNames[] = {
       {loader::ErrorPolicy::kFail, "fail"},
@@ -298,6 +306,8 @@ constexpr LoaderOption kOptions[] = {
     Option("memory_budget", PATCHFEED_FIELD(memory_budget)),
     Option("pin_memory", PATCHFEED_FIELD(pin_memory)),
     Option("io_mode", PATCHFEED_FIELD(io_mode)),
+    Option("io_depth", PATCHFEED_FIELD(io_depth)),
+    Option("io_backend", PATCHFEED_FIELD(io_backend)),
     Option("error_policy", PATCHFEED_FIELD(error_policy)),
     Option("max_redraws", PATCHFEED_FIELD(max_redraws)),
     Option("max_open_files", PATCHFEED_FIELD(max_open_files)),

@@ -188,6 +188,11 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   PATCHFEED_ASSIGN_OR_RETURN(const long long steps, args.GetInt("steps", 300));
   PATCHFEED_ASSIGN_OR_RETURN(const long long threads, args.GetInt("threads", 0));
   PATCHFEED_ASSIGN_OR_RETURN(const long long batch, args.GetInt("batch", 4));
+  PATCHFEED_ASSIGN_OR_RETURN(const long long io_depth, args.GetInt("io-depth", 64));
+  const std::string io = args.Get("io").value_or("mmap");
+  if (io != "mmap" && io != "pread") {
+    return InvalidArgumentError(StrCat("--io mmap|pread, not '", io, "'"));
+  }
   PATCHFEED_ASSIGN_OR_RETURN(const auto patch,
                              ParseList(args.Get("patch").value_or("64,64,64"), 3));
   if (cases < 1 || cases > 1000 || steps < 1 || threads < 0 || batch < 1) {
@@ -241,6 +246,8 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   config.sampler.oversample_foreground = 0.33;
   config.sampler.seed = 2026;
   config.num_threads = static_cast<int>(threads);
+  config.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
+  config.io_depth = static_cast<int>(io_depth);
   const auto t_create = Clock::now();
   PATCHFEED_ASSIGN_OR_RETURN(auto ld, loader::Loader::Create(config));
   int64_t slot_bytes = 0;
@@ -252,6 +259,14 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   std::printf(
       "  ring: %d slots of %.1f MB, %s\n", config.ring_size, static_cast<double>(slot_bytes) / 1e6,
       ld->pinned() ? "pinned for CUDA" : ("plain memory (" + ld->unpinned_reason() + ")").c_str());
+  if (const loader::LoaderMetrics m = ld->metrics(); !m.io_backend.empty()) {
+    std::printf("  io: pread, up to %d reads in flight through %s\n", m.io_depth,
+                m.io_backend.c_str());
+  } else {
+    std::printf("  io: %s\n", config.io_mode == codec::IoMode::kMmap
+                                  ? "mmap (chunks decoded from the page cache)"
+                                  : "pread, one read at a time inside the decode tasks");
+  }
   std::printf(
       "  batch: image (%lld, 1, %lld, %lld, %lld) <f4, seg (%lld, 1, ...) <i2; "
       "a third of the samples centred on foreground\n",
@@ -299,6 +314,11 @@ Status RunLoaderDemo(const ParsedArgs& args) {
       "%lld file opens\n",
       static_cast<double>(m.consumer_wait_ns) / 1e9, static_cast<double>(m.producer_wait_ns) / 1e9,
       static_cast<long long>(m.files_opened));
+  if (!m.io_backend.empty()) {
+    std::printf("  %s: %lld reads fetched ahead (%.1f MB), at most %lld at once\n",
+                m.io_backend.c_str(), static_cast<long long>(m.io_requests),
+                static_cast<double>(m.io_bytes) / 1e6, static_cast<long long>(m.io_max_in_flight));
+  }
   return Status::Ok();
 }
 
@@ -307,7 +327,8 @@ Status RunLoaderDemo(const ParsedArgs& args) {
 Status RunDemo(const std::vector<std::string>& argv) {
   PATCHFEED_ASSIGN_OR_RETURN(
       const ParsedArgs args,
-      ParseArgs(argv, {"mb", "dir", "cases", "steps", "threads", "batch", "patch"},
+      ParseArgs(argv,
+                {"mb", "dir", "cases", "steps", "threads", "batch", "patch", "io", "io-depth"},
                 {"codec", "keep"}));
   if (args.has_flag("codec")) {
     return RunCodecDemo(args);

@@ -53,6 +53,10 @@ struct BoxReadScratch {
   std::vector<std::byte> whole;        ///< whole chunks, when DELTA ties blocks to block 0
   std::vector<std::byte> stage;        ///< a zarr chunk between its codecs
   std::vector<std::byte> index;        ///< a zarr shard's index
+  /// Set by a caller that fetched the bytes ahead (the loader's reads in flight): chunks are
+  /// read through it instead of the array's own file(). Not owned; only arrays whose file()
+  /// is set honour it.
+  const ByteSource* source = nullptr;
 };
 
 /// What an open array costs a reader: the loader sizes its memory budget from it.
@@ -88,6 +92,10 @@ class ArrayReader {
   /// kDataLoss once bytes read may have gone bad under the reader (a mapped file that shrank,
   /// mapping_fault_guard.h); reads report it rather than what the decoders made of them.
   virtual Status CheckMapping() const { return Status::Ok(); }
+  /// The one file every chunk is read from (a contiguous `.b2nd` frame), for a caller that
+  /// fetches bytes ahead (BoxReadScratch::source); nullptr when chunks are files of their own
+  /// (zarr stores, sparse frames).
+  virtual const ByteSource* file() const { return nullptr; }
 
   /// Reads `box` into `dst`, whose shape must equal the box's extents. `pad_item` (itemsize
   /// bytes) fills the parts outside the array. Errors name the file, the chunk and the block.

@@ -49,6 +49,7 @@ class FileSource final : public ByteSource {
 
   const std::string& name() const override { return name_; }
   uint64_t size() const override { return size_; }
+  int fd() const override { return map_ == nullptr ? fd_ : -1; }
 
   const std::byte* Data(uint64_t offset, size_t length) const override {
     if (map_ == nullptr || !InRange(offset, length, size_))

@@ -28,6 +28,12 @@ namespace patchfeed::codec {
 
 enum class IoMode : uint8_t { kMmap, kPread };
 
+/// `length` bytes at `offset` of a file.
+struct FileRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
@@ -48,6 +54,15 @@ class ByteSource {
   /// mapped file that shrank under the mapping (mapping_fault_guard.h) returns kDataLoss
   /// naming it, for good. Readers call it after using bytes from Data(). Cheap: one load.
   virtual Status CheckMapping() const { return Status::Ok(); }
+
+  /// The descriptor of a file read with pread, for a caller that reads it asynchronously
+  /// (the loader's I/O engine); -1 for mapped files and buffers. Owned by the source.
+  virtual int fd() const { return -1; }
+
+  /// A hint that ReadAt of each of `ranges` follows (a chunk's block streams, once its header
+  /// said where they are). Sources that fetch ahead (the loader's) gather them into one round
+  /// of reads; a file read with pread or mapped ignores it.
+  virtual void WillRead([[maybe_unused]] std::span<const FileRange> ranges) const {}
 
   /// Bytes [offset, offset + length): a pointer into memory when possible, else read into
   /// `scratch` (resized as needed). Checks the range against size().

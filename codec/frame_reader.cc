@@ -352,7 +352,9 @@ std::string FrameReader::ChunkContext(int64_t index) const {
 }
 
 Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
-                                                         std::vector<std::byte>& scratch) const {
+                                                         std::vector<std::byte>& scratch,
+                                                         const ByteSource* via) const {
+  const ByteSource& source = via != nullptr ? *via : *source_;
   if (index < 0 || index >= info_.nchunks) {
     return InvalidArgumentError(
         StrCat(path_, ": chunk index ", index, " is outside [0, ", info_.nchunks, ")"));
@@ -390,7 +392,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
     const uint64_t pos = static_cast<uint64_t>(info_.header_len) + static_cast<uint64_t>(off);
     // The chunk's own header says how long it is.
     std::byte head[kBlosc1HeaderSize];
-    Status st = source_->ReadAt(pos, head);
+    Status st = source.ReadAt(pos, head);
     if (!st.ok())
       return st.WithContext(ChunkContext(index));
     const int32_t cbytes = LoadLE<int32_t>(head + 12);
@@ -402,7 +404,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
       return DataLossError(StrCat(ChunkContext(index), ": its ", cbytes, " bytes at offset ", off,
                                   " run past the chunk data section"));
     }
-    bytes = source_->Get(pos, static_cast<size_t>(cbytes), scratch);
+    bytes = source.Get(pos, static_cast<size_t>(cbytes), scratch);
     if (!bytes.ok())
       return bytes.status().WithContext(ChunkContext(index));
   }
@@ -444,34 +446,38 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
     PATCHFEED_RETURN_IF_ERROR(read(dict.begin, dict.end));
   }
   pick(h, blocks);
-  // Neighbouring wanted blocks are read in one call.
-  int64_t run_from = -1, run_to = -1;
+  // Neighbouring wanted blocks are read in one call; the source hears of every run first.
+  std::vector<ByteRange> runs;
   for (const int32_t b : *blocks) {
     if (b < 0 || b >= h.nblocks)
       continue;
     const ByteRange range = BlockStreamRange(image, h, b);
-    if (range.begin == run_to) {
-      run_to = range.end;
-      continue;
+    if (!runs.empty() && runs.back().end == range.begin) {
+      runs.back().end = range.end;
+    } else {
+      runs.push_back(range);
     }
-    if (run_from >= 0)
-      PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to));
-    run_from = range.begin;
-    run_to = range.end;
   }
-  if (run_from >= 0)
-    PATCHFEED_RETURN_IF_ERROR(read(run_from, run_to));
+  std::vector<FileRange> file_runs(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    file_runs[i] = {pos + static_cast<uint64_t>(runs[i].begin),
+                    static_cast<uint64_t>(runs[i].end - runs[i].begin)};
+  }
+  source.WillRead(file_runs);
+  for (const ByteRange& run : runs)
+    PATCHFEED_RETURN_IF_ERROR(read(run.begin, run.end));
   return Whole(image);
 }
 
 Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
                                                                std::span<const int32_t> blocks,
                                                                std::vector<std::byte>& scratch,
-                                                               ChunkHeader* header) const {
+                                                               ChunkHeader* header,
+                                                               const ByteSource* via) const {
   // The whole chunk, parsed: mapped frames (nothing to save), special and small or odd chunks,
   // and any whose header fails, so that the error is the one a mapped file gives.
   const auto whole = [&]() -> Result<std::span<const std::byte>> {
-    PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, GetChunk(index, scratch));
+    PATCHFEED_ASSIGN_OR_RETURN(const auto chunk, GetChunk(index, scratch, via));
     PATCHFEED_RETURN_IF_ERROR(ParseChunkHeader(chunk, header), ChunkContext(index));
     return chunk;
   };
@@ -484,7 +490,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
   std::vector<int32_t> picked;
   PATCHFEED_ASSIGN_OR_RETURN(const auto image,
                              ReadChunkBlocksAt(
-                                 *source_, pos, info_.cbytes - off,
+                                 via != nullptr ? *via : *source_, pos, info_.cbytes - off,
                                  [&](const ChunkHeader&, std::vector<int32_t>* out) {
                                    out->assign(blocks.begin(), blocks.end());
                                  },

@@ -72,6 +72,8 @@ class FrameReader {
 
   const FrameInfo& info() const { return info_; }
   const std::string& path() const { return path_; }
+  /// The frame file (chunks.b2frame of a sparse frame, whose chunks are files of their own).
+  const ByteSource& source() const { return *source_; }
   int64_t nchunks() const { return info_.nchunks; }
 
   /// Uncompressed size of chunk `index`.
@@ -80,8 +82,11 @@ class FrameReader {
   /// The bytes of chunk `index` (validated only as far as their position: pass them to
   /// ParseChunkHeader). Points into the mapping when the file is mapped; otherwise the chunk is
   /// read into `scratch`. Chunks coded in the offsets (zeros, NaN, uninitialized) come back as
-  /// a synthesized 32-byte special chunk in `scratch`. Thread-safe.
-  Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch) const;
+  /// a synthesized 32-byte special chunk in `scratch`. `via`, when set, is read instead of the
+  /// frame's own source: another view of the same file (the loader's prefetched bytes).
+  /// Thread-safe.
+  Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch,
+                                              const ByteSource* via = nullptr) const;
 
   /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk,
   /// with the chunk's header parsed (ParseChunkHeader) into `header`, whose storage is reused.
@@ -90,10 +95,11 @@ class FrameReader {
   /// `scratch` image of the whole chunk (the rest of it is left unread: decode nothing but
   /// `blocks` from it). Chunks whose header or block offsets fail ParseChunkHeader, and
   /// special or memcpyed chunks, are read whole. Errors (a header that fails ParseChunkHeader
-  /// included) name the file and chunk.
+  /// included) name the file and chunk. `via`: as for GetChunk.
   Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
                                                     std::vector<std::byte>& scratch,
-                                                    ChunkHeader* header) const;
+                                                    ChunkHeader* header,
+                                                    const ByteSource* via = nullptr) const;
 
   /// kDataLoss naming the file once it shrank under its mapping: the bytes GetChunk returned
   /// since may be zeros. Readers call it after decoding (ByteSource::CheckMapping).
@@ -120,7 +126,8 @@ using BlockPicker = std::function<void(const ChunkHeader& header, std::vector<in
 /// at most `avail` bytes there (a frame's chunk, a zarr chunk file, a shard's inner chunk):
 /// reads the header, the block offsets, the dictionary and then the streams of the blocks
 /// `pick` chooses (neighbouring blocks in one read) into a `scratch` image of the whole chunk,
-/// parsed into `header`. Returns nullopt when the chunk should be read whole instead: the
+/// parsed into `header`. The streams' ranges go to `source.WillRead` before they are read.
+/// Returns nullopt when the chunk should be read whole instead: the
 /// source is mapped (nothing to save), the chunk is special or memcpyed, or its header or
 /// block offsets fail ParseChunkHeader (so the caller reports what a whole read reports).
 /// `*blocks` holds the blocks read. I/O errors are returned as they are (callers add context).

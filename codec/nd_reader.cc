@@ -97,8 +97,8 @@ Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
     return Status::Ok();
   }
   ChunkHeader& h = scratch.header;
-  PATCHFEED_ASSIGN_OR_RETURN(auto chunk,
-                             frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk, &h));
+  PATCHFEED_ASSIGN_OR_RETURN(
+      auto chunk, frame_.GetChunkBlocks(chunk_index, wanted, scratch.chunk, &h, scratch.source));
   const int64_t chunk_bytes = g.chunk_nitems * itemsize;
   if (h.nbytes != chunk_bytes) {
     return DataLossError(StrCat(frame_.ChunkContext(chunk_index), ": holds ", h.nbytes,
@@ -138,7 +138,7 @@ Status NdArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
   // have read).
   const bool whole_chunk = h.special != SpecialValue::kNone || h.has_filter(Filter::kDelta);
   if (whole_chunk) {
-    PATCHFEED_ASSIGN_OR_RETURN(chunk, frame_.GetChunk(chunk_index, scratch.chunk));
+    PATCHFEED_ASSIGN_OR_RETURN(chunk, frame_.GetChunk(chunk_index, scratch.chunk, scratch.source));
     scratch.whole.resize(static_cast<size_t>(chunk_bytes));
     PATCHFEED_RETURN_IF_ERROR(scratch.decoder.DecodeChunk(chunk, scratch.whole),
                               frame_.ChunkContext(chunk_index));

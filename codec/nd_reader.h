@@ -37,6 +37,9 @@ class NdArrayReader final : public ArrayReader {
   const char* format() const override { return "b2nd"; }
   ArrayFootprint Footprint() const override;
   Status CheckMapping() const override { return frame_.CheckMapping(); }
+  const ByteSource* file() const override {
+    return frame_.info().sparse ? nullptr : &frame_.source();
+  }
 
  private:
   Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,

@@ -8,6 +8,7 @@
 /// live counters are internal (internal/metrics_counters.h).
 
 #include <cstdint>
+#include <string>
 
 namespace patchfeed::loader {
 
@@ -39,6 +40,17 @@ struct LoaderMetrics {
 
   int64_t files_opened = 0;  ///< frame opens, counting reopens after eviction
   int64_t files_open = 0;    ///< frames in the open-file cache now
+
+  /// Reads in flight (IoMode::kPread with io_depth > 0): "io_uring" or "pread pool"; empty
+  /// when reads are synchronous, inside the decode tasks.
+  std::string io_backend;
+  int io_depth = 0;              ///< the most reads at the file system at once
+  int64_t io_requests = 0;       ///< reads fetched ahead (headers and offsets, block streams)
+  int64_t io_bytes = 0;          ///< bytes they asked for
+  int64_t io_max_in_flight = 0;  ///< the most of them at the file system at once
+  /// Reads a decode task made itself because no fetched range held the bytes (0 unless the
+  /// fetch missed something: a hint that the prefetch plan is incomplete).
+  int64_t io_fallback_reads = 0;
 };
 
 }  // namespace patchfeed::loader

@@ -28,6 +28,8 @@ BatchProducer::BatchProducer(const LoaderParts& parts, SlotScheduler* scheduler,
   }
   if (parts_.config.augment) {
     augmented_.emplace(parts_, &reader_);
+  } else if (parts_.io != nullptr) {
+    prefetcher_.emplace(parts_, parts_.io.get(), &reader_, &counters_);
   }
 }
 
@@ -94,6 +96,10 @@ Status BatchProducer::RunRound(ReadRound& round, const std::vector<int64_t>& sam
     } else {
       PlanPlain(round, j, spec);
     }
+  }
+  if (prefetcher_) {
+    // The batch's bytes, in two round trips, before any decode task starts.
+    prefetcher_->Fetch(round);
   }
   TsanToken* done = &reads_done_[static_cast<size_t>(slot)];
   // Augmented samples: one task each, but the last (or all, when the consumer produces) runs

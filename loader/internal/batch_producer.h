@@ -21,6 +21,7 @@
 #include "loader/internal/augmented_sample.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/metrics_counters.h"
+#include "loader/internal/read_prefetch.h"
 #include "loader/internal/read_round.h"
 #include "loader/internal/sample_reader.h"
 #include "loader/internal/slot_scheduler.h"
@@ -54,6 +55,7 @@ class BatchProducer {
   ForegroundVoxelFn voxel_fn_;
   SampleReader reader_;
   std::optional<AugmentedSamples> augmented_;
+  std::optional<ReadPrefetcher> prefetcher_;    ///< reads in flight (LoaderParts::io)
   std::vector<std::vector<SampleSpec>> specs_;  ///< per slot, written by its producer only
   std::vector<TsanToken> reads_done_;           ///< per slot: its read tasks release it
 };

@@ -36,14 +36,11 @@
 
 #include "common/result.h"
 #include "common/status.h"
+#include "loader/io_backend.h"
 
 namespace patchfeed::loader::internal_loader {
 
-enum class IoBackend {
-  kAuto,       ///< io_uring when the kernel allows it, else the pread pool
-  kIoUring,    ///< io_uring or an error
-  kPreadPool,  ///< blocking preads on a pool of threads
-};
+using loader::IoBackend;
 
 /// One positional read of `out.size()` bytes at `offset` of `fd`.
 struct ReadRequest {

@@ -112,6 +112,11 @@ LoaderMetrics LoaderEngine::metrics() const {
   LoaderMetrics m = counters_.Snapshot(parts_.ring.ring_size());
   m.files_opened = parts_.files->opens();
   m.files_open = parts_.files->size();
+  if (parts_.io != nullptr) {
+    m.io_backend = parts_.io->backend_name();
+    m.io_depth = parts_.io->depth();
+    m.io_max_in_flight = parts_.io->stats().max_in_flight;
+  }
   return m;
 }
 

@@ -45,6 +45,10 @@ Status CheckOptions(const LoaderConfig& c) {
   if (c.max_redraws < 0 || c.min_task_bytes < 0 || c.memory_budget < 0) {
     return InvalidArgumentError("loader: max_redraws, min_task_bytes and budget must be >= 0");
   }
+  if (c.io_depth < 0 || c.io_depth > IoEngine::kMaxUringDepth) {
+    return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ", IoEngine::kMaxUringDepth,
+                                       "], not ", c.io_depth));
+  }
   if (c.start_epoch < 0 || c.start_batch < 0) {
     return InvalidArgumentError("loader: the start position must be >= 0");
   }
@@ -381,6 +385,10 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<RingArraySpec> specs, RingSpecs(p));
   PATCHFEED_RETURN_IF_ERROR(CheckMemoryBudget(p, specs));
   PATCHFEED_ASSIGN_OR_RETURN(p.ring, BatchRing::Create(specs, c.ring_size, c.pin_memory));
+  if (c.io_mode == codec::IoMode::kPread && c.io_depth > 0) {
+    PATCHFEED_ASSIGN_OR_RETURN(p.io, IoEngine::Create(c.io_backend, c.io_depth),
+                               "loader: io_backend");
+  }
 
   return p;
 }

@@ -22,6 +22,7 @@
 #include "loader/dataset.h"
 #include "loader/internal/batch_ring.h"
 #include "loader/internal/foreground_store.h"
+#include "loader/internal/io_engine.h"
 #include "loader/internal/open_file_cache.h"
 #include "loader/loader.h"
 #include "loader/sampler.h"
@@ -53,6 +54,8 @@ struct LoaderParts {
   std::optional<Sampler> redraw_sampler;  ///< ErrorPolicy::kSkip: replacements, infinite
   std::unique_ptr<ForegroundStore> foreground;
   std::unique_ptr<OpenFileCache> files;
+  /// Reads in flight (IoMode::kPread, io_depth > 0); else null.
+  std::unique_ptr<IoEngine> io;
   BatchRing ring;
   /// Augmentation: the 2-D pipeline reads (1, Y, X) slabs of 3-D cases (nnU-Net's `2d`).
   bool slab_2d = false;

@@ -25,6 +25,9 @@ struct MetricsCounters {
   std::atomic<int64_t> bytes_delivered{0};
   std::atomic<int64_t> consumer_wait_ns{0};
   std::atomic<int64_t> producer_wait_ns{0};
+  std::atomic<int64_t> io_requests{0};
+  std::atomic<int64_t> io_bytes{0};
+  std::atomic<int64_t> io_fallback_reads{0};
   std::atomic<int> slots_free{0};
   std::atomic<int> slots_producing{0};
   std::atomic<int> slots_ready{0};
@@ -34,7 +37,8 @@ struct MetricsCounters {
     counter.fetch_add(value, std::memory_order_relaxed);
   }
 
-  /// Everything but the file counts, which the open-file cache keeps.
+  /// Everything but the file counts, which the open-file cache keeps, and the I/O engine's
+  /// own.
   LoaderMetrics Snapshot(int slots) const {
     constexpr auto r = std::memory_order_relaxed;
     LoaderMetrics m;
@@ -48,6 +52,9 @@ struct MetricsCounters {
     m.bytes_delivered = bytes_delivered.load(r);
     m.consumer_wait_ns = consumer_wait_ns.load(r);
     m.producer_wait_ns = producer_wait_ns.load(r);
+    m.io_requests = io_requests.load(r);
+    m.io_bytes = io_bytes.load(r);
+    m.io_fallback_reads = io_fallback_reads.load(r);
     m.slots = slots;
     m.slots_free = slots_free.load(r);
     m.slots_producing = slots_producing.load(r);

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "codec/box_plan.h"
 #include "common/status.h"
 #include "common/strided_view.h"
+#include "loader/internal/fetched_source.h"
 #include "loader/internal/read_tasks.h"
 #include "loader/internal/slot_scheduler.h"
 #include "loader/sampler.h"
@@ -41,6 +43,9 @@ struct SampleRead {
   /// staging, which belongs to the worker that runs the read.
   StridedView dst;
   codec::BoxPlan plan;  ///< plain reads: the codec's plan of the box, cut into tasks
+  /// Reads in flight (IoMode::kPread): the bytes fetched ahead for this read, which its tasks
+  /// decode from (read_prefetch.h); null: the tasks read the file themselves.
+  std::shared_ptr<const FetchedSource> fetched;
 };
 
 /// The read of output array `output` (of `channels` channels) for sample `sample`, drawn as
@@ -82,6 +87,8 @@ class ReadRound {
   /// Adds a read; the returned pointer stays valid (the storage is reserved up front).
   SampleRead* AddRead(SampleRead read);
   const std::vector<SampleRead>& reads() const { return reads_; }
+  /// Read `index`, to complete its plan (the producer, before the round's tasks run).
+  SampleRead& read(size_t index) { return reads_[index]; }
   std::vector<ReadTask> spawned;  ///< plain reads run as tasks
   std::vector<ReadTask> inlined;  ///< plain reads the producer runs itself
   std::vector<AugmentedTask> augmented;

@@ -25,7 +25,9 @@ bool SampleReader::WithArray(ReadRound& round, const SampleRead& read,
   const int64_t read_before = scratch.decoder.compressed_bytes_read();
   const int64_t decoded_before = scratch.decoder.bytes_decoded();
   std::optional<codec::BoxPiece> failed_piece;
+  scratch.source = read.fetched.get();
   const Status status = read_fn(**reader, scratch, &failed_piece);
+  scratch.source = nullptr;
   MetricsCounters::Add(counters_->bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
   MetricsCounters::Add(counters_->bytes_read,
                        scratch.decoder.compressed_bytes_read() - read_before);

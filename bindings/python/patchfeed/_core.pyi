@@ -148,6 +148,8 @@ class Loader:
         memory_budget: int = 4 << 30,
         pin_memory: bool | None = None,
         io_mode: str = "mmap",
+        io_depth: int = 64,
+        io_backend: str = "auto",
         error_policy: str = "fail",
         max_redraws: int = 8,
         max_open_files: int = 1024,

@@ -260,6 +260,11 @@ class Loader:
       device: "cpu", or "cuda[:n]" to copy each batch to the GPU on a side stream.
       as_numpy: yield NumPy arrays (sharing the slot) instead of torch tensors.
       io_mode: "mmap", or "pread" for network file systems.
+      io_depth: with "pread", the most reads kept at the file system at once: each batch's
+        chunk headers, then its block streams, are fetched together before it is decoded
+        (0: every read synchronous, inside the decode tasks).
+      io_backend: "auto" (io_uring where the kernel allows it, else a pool of threads doing
+        blocking preads), "io_uring" or "pread"; `metrics()["io_backend"]` says which runs.
       error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
       max_redraws, max_open_files, min_task_bytes: see loader/loader.h.
       augmentation: nnU-Net's training augmentation, run on every sample right after its read
@@ -314,6 +319,8 @@ class Loader:
         device: str = "cpu",
         as_numpy: bool = False,
         io_mode: str = "mmap",
+        io_depth: int = 64,
+        io_backend: str = "auto",
         error_policy: str = "fail",
         max_redraws: int = 8,
         max_open_files: int = 1024,

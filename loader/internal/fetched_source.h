@@ -1,0 +1,89 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_FETCHED_SOURCE_H_
+#define PATCHFEED_LOADER_INTERNAL_FETCHED_SOURCE_H_
+
+/// \file
+/// FetchedSource: a view of one `.b2nd` file whose bytes the loader fetched ahead through its
+/// I/O engine (issue 15), handed to the codec as BoxReadScratch::source.
+///
+/// How the loader learns which bytes a read needs without teaching the codec about I/O: it
+/// replays the codec's read of each piece against this source in *discovery*. A read of bytes
+/// not fetched yet is recorded and fails; so does everything after the codec's WillRead hint
+/// (a chunk's block streams, once its header and offsets are known), which is recorded as a
+/// whole. The loader fetches what was recorded, all files and chunks of a batch at once, and
+/// replays again: two rounds of reads per chunk (header and offsets, then block streams), and
+/// no piece is decoded before its bytes are all in. Pieces without reads (special chunks, pad)
+/// complete during discovery, which is correct: they write what the decode would.
+///
+/// After discovery the source *serves*: ReadAt copies from the fetched ranges, and a range that
+/// was never fetched (a read the replays did not foresee) is read from the file with pread and
+/// counted, so a read never fails for want of a prefetch.
+///
+/// Thread-safety: discovery and AddFetch on one thread (the batch's producer) before any task
+/// reads; serving is const and safe from many threads (the fallback counter is atomic). The
+/// engine writes into AddFetch's buffers; the producer waits for it before serving.
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "codec/array_reader.h"
+#include "codec/byte_source.h"
+
+namespace patchfeed::loader::internal_loader {
+
+class FetchedSource final : public codec::ByteSource {
+ public:
+  /// A view of `array`'s file(), which must be set; keeps the array (and its descriptor) open.
+  /// Each read served from the file instead adds 1 to `*fallback_reads`.
+  FetchedSource(std::shared_ptr<const codec::ArrayReader> array,
+                std::atomic<int64_t>* fallback_reads);
+
+  const std::string& name() const override { return file_.name(); }
+  uint64_t size() const override { return file_.size(); }
+  int fd() const override { return file_.fd(); }
+  /// Always null: fetched bytes are copied out by ReadAt (the codec treats the file as read
+  /// with pread, which is what makes it read only the blocks it needs).
+  const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
+  Status ReadAt(uint64_t offset, std::span<std::byte> out) const override;
+  void WillRead(std::span<const codec::FileRange> ranges) const override;
+
+  /// Discovery of one piece's reads: from here on, reads not fetched are recorded, up to the
+  /// WillRead hint (see the file comment).
+  void BeginDiscovery();
+  /// Back to serving.
+  void EndDiscovery() { discovering_ = false; }
+  /// The ranges recorded since the last call, in the order the codec asked for them.
+  std::vector<codec::FileRange> TakeMissing();
+
+  /// A buffer for `range`, which the caller fills before serving starts.
+  std::span<std::byte> AddFetch(codec::FileRange range);
+  /// Bytes in fetched ranges.
+  int64_t fetched_bytes() const { return fetched_bytes_; }
+
+ private:
+  struct Fetched {
+    uint64_t offset = 0;
+    std::vector<std::byte> bytes;
+  };
+  // The fetched bytes holding [offset, offset + length) in one piece, or null.
+  const std::byte* Find(uint64_t offset, size_t length) const;
+
+  std::shared_ptr<const codec::ArrayReader> array_;
+  const codec::ByteSource& file_;
+  std::vector<Fetched> fetched_;  // sorted by offset; may overlap
+  int64_t fetched_bytes_ = 0;
+  uint64_t longest_ = 0;  // the longest fetched range: how far back Find must look
+  mutable bool discovering_ = false;
+  mutable bool stopped_ = false;  // discovery: WillRead was called, the piece is known
+  mutable std::vector<codec::FileRange> missing_;
+  std::atomic<int64_t>* const fallback_reads_;
+};
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_FETCHED_SOURCE_H_

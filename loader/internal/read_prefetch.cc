@@ -1,0 +1,160 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/internal/read_prefetch.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codec/chunk_format.h"
+
+namespace patchfeed::loader::internal_loader {
+namespace {
+
+// Header and offsets take 2 rounds, a dictionary or a chunk stored whole 1-2 more.
+constexpr int kMaxRounds = 5;
+// Ranges of one file closer than this are fetched as one read: a network round trip costs
+// far more than reading a few KiB more.
+constexpr uint64_t kMergeGap = uint64_t{4} << 10;
+
+// One plain read being fetched for.
+struct Job {
+  SampleRead* read = nullptr;
+  std::shared_ptr<const codec::ArrayReader> array;
+  std::shared_ptr<FetchedSource> source;
+  std::vector<int64_t> pending;  // chunk pieces whose replay still asked for bytes
+  uint64_t min_read = 0;         // a chunk's header and block offsets
+  std::string label;             // names the file in the engine's errors
+  bool failed = false;
+};
+
+// The reads of one round of fetching: the producer sleeps until `pending` is 0.
+struct Inflight {
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t pending = 0;
+};
+
+// `ranges` grown to at least `min_read` bytes (a header read takes the block offsets along),
+// within the file, sorted, and merged where they overlap or lie within kMergeGap.
+std::vector<codec::FileRange> Coalesce(std::vector<codec::FileRange> ranges, uint64_t min_read,
+                                       uint64_t file_size) {
+  for (codec::FileRange& r : ranges) {
+    r.length = std::min(std::max(r.length, min_read), file_size - std::min(r.offset, file_size));
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const codec::FileRange& a, const codec::FileRange& b) {
+    return a.offset < b.offset;
+  });
+  std::vector<codec::FileRange> merged;
+  for (const codec::FileRange& r : ranges) {
+    if (r.length == 0)
+      continue;
+    if (!merged.empty() && r.offset <= merged.back().offset + merged.back().length + kMergeGap) {
+      codec::FileRange& m = merged.back();
+      m.length = std::max(m.offset + m.length, r.offset + r.length) - m.offset;
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+}  // namespace
+
+void ReadPrefetcher::Fetch(ReadRound& round) {
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < round.reads().size(); ++i) {
+    SampleRead& read = round.read(i);
+    if (read.plan.num_pieces() == 0)
+      continue;  // PlanBox failed; the failure is recorded
+    const OutputArray& out = parts_.outputs[read.output];
+    auto array = parts_.files->Get(read.case_index, out.dataset_array);
+    if (!array.ok() || (*array)->file() == nullptr || (*array)->file()->fd() < 0)
+      continue;  // the task reads it (and reports an open error) itself
+    Job job;
+    job.read = &read;
+    job.array = std::move(*array);
+    job.source = std::make_shared<FetchedSource>(job.array, &counters_.io_fallback_reads);
+    int64_t blocks = 1;
+    for (const int64_t b : job.array->geometry().blocks_per_chunk)
+      blocks *= b;
+    job.min_read = static_cast<uint64_t>(codec::kBlosc2HeaderSize + 4 * blocks);
+    job.label = job.source->name();
+    for (int64_t p = 0; p < read.plan.num_pieces(); ++p) {
+      if (read.plan.piece(p).chunk >= 0)
+        job.pending.push_back(p);
+    }
+    jobs.push_back(std::move(job));
+  }
+
+  codec::BoxReadScratch scratch;
+  for (int r = 0; r < kMaxRounds; ++r) {
+    // Replay every piece still asking for bytes; gather what it asked for.
+    std::vector<std::pair<Job*, codec::FileRange>> requests;
+    for (Job& job : jobs) {
+      if (job.failed || job.pending.empty())
+        continue;
+      const SampleRead& read = *job.read;
+      const OutputArray& out = parts_.outputs[read.output];
+      std::vector<codec::FileRange> missing;
+      std::vector<int64_t> still;
+      scratch.source = job.source.get();
+      for (const int64_t p : job.pending) {
+        job.source->BeginDiscovery();
+        (void)job.array->ReadPiece(read.plan, read.plan.piece(p), read.dst, out.pad_item, scratch);
+        std::vector<codec::FileRange> m = job.source->TakeMissing();
+        if (!m.empty()) {
+          still.push_back(p);
+          missing.insert(missing.end(), m.begin(), m.end());
+        }
+      }
+      scratch.source = nullptr;
+      job.source->EndDiscovery();
+      job.pending = std::move(still);
+      for (const codec::FileRange& f :
+           Coalesce(std::move(missing), job.min_read, job.source->size())) {
+        requests.emplace_back(&job, f);
+      }
+    }
+    if (requests.empty())
+      break;
+
+    Inflight inflight;
+    inflight.pending = static_cast<int64_t>(requests.size());
+    std::vector<Status> results(requests.size());
+    int64_t bytes = 0;
+    for (size_t k = 0; k < requests.size(); ++k) {
+      auto& [job, range] = requests[k];
+      bytes += static_cast<int64_t>(range.length);
+      io_.Submit({job->source->fd(), range.offset, job->source->AddFetch(range), job->label,
+                  [&inflight, &results, k](Status status) {
+                    results[k] = std::move(status);
+                    std::lock_guard lock(inflight.mu);
+                    if (--inflight.pending == 0)
+                      inflight.cv.notify_one();
+                  }});
+    }
+    MetricsCounters::Add(counters_.io_requests, static_cast<int64_t>(requests.size()));
+    MetricsCounters::Add(counters_.io_bytes, bytes);
+    {
+      std::unique_lock lock(inflight.mu);
+      inflight.cv.wait(lock, [&] { return inflight.pending == 0; });
+    }
+    for (size_t k = 0; k < requests.size(); ++k) {
+      Job& job = *requests[k].first;
+      if (!results[k].ok() && !job.failed) {
+        job.failed = true;
+        reader_.Fail(round, *job.read, nullptr, results[k]);
+      }
+    }
+  }
+  for (Job& job : jobs) {
+    if (!job.failed)
+      job.read->fetched = std::move(job.source);
+  }
+}
+
+}  // namespace patchfeed::loader::internal_loader

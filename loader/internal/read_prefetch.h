@@ -1,0 +1,56 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_LOADER_INTERNAL_READ_PREFETCH_H_
+#define PATCHFEED_LOADER_INTERNAL_READ_PREFETCH_H_
+
+/// \file
+/// Reads in flight for IoMode::kPread (issue 15): before a round's read tasks start, its
+/// producer fetches the bytes every plain read needs through the IoEngine, all files and
+/// chunks of the batch at once, so that the tasks decode from memory and never wait on I/O.
+///
+/// Which bytes: the codec's read of each piece is replayed against the read's FetchedSource
+/// (fetched_source.h) until it asks for nothing new: first each chunk's header and block
+/// offsets (one read of 32 + 4 x blocks-per-chunk bytes), then the streams of the blocks the
+/// piece touches (neighbours merged into one read); a few more rounds only for chunks stored
+/// whole (memcpyed) or with a dictionary. Each round's reads are all submitted before the
+/// producer sleeps until the last completes (a condition variable: no polling); a batch costs
+/// two round trips, however many chunks it touches, and up to `io_depth` reads are at the file
+/// system at once (several batches' producers share the engine).
+///
+/// What it leaves to the tasks: reads of mapped files, of zarr stores and sparse frames
+/// (chunks are files of their own), augmented samples (their windows are planned inside the
+/// sample's task), and any read whose fetch failed: the failure is recorded as the sample's
+/// error, naming the case, file, offset and length. Thread-safe for distinct rounds.
+
+#include <atomic>
+#include <cstdint>
+
+#include "loader/internal/io_engine.h"
+#include "loader/internal/loader_setup.h"
+#include "loader/internal/metrics_counters.h"
+#include "loader/internal/read_round.h"
+#include "loader/internal/sample_reader.h"
+
+namespace patchfeed::loader::internal_loader {
+
+class ReadPrefetcher {
+ public:
+  /// `io` must outlive the prefetcher and every round it fetched for.
+  ReadPrefetcher(const LoaderParts& parts, IoEngine* io, SampleReader* reader,
+                 MetricsCounters* counters)
+      : parts_(parts), io_(*io), reader_(*reader), counters_(*counters) {}
+
+  /// Fetches for the plain reads of `round` and sets their SampleRead::fetched. Runs on the
+  /// round's producer after planning, before any of its tasks; returns when every read it
+  /// submitted has completed.
+  void Fetch(ReadRound& round);
+
+ private:
+  const LoaderParts& parts_;
+  IoEngine& io_;
+  SampleReader& reader_;
+  MetricsCounters& counters_;
+};
+
+}  // namespace patchfeed::loader::internal_loader
+
+#endif  // PATCHFEED_LOADER_INTERNAL_READ_PREFETCH_H_
