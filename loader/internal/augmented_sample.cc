@@ -134,6 +134,22 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
   // Without rotation or scaling the window is the patch: read it straight into the slot (the
   // segmentation as labels; as regions it is converted from staging).
   const bool direct = !task.params.spatial.transforms();
+  // 3D rotations and scalings read only the blocks near the sampling positions. The plans are
+  // made here, before the round's tasks, so that reads in flight can fetch their bytes.
+  Footprint footprint;
+  codec::BlockFilter filter;
+  if (!direct && dims == 3 && !pipeline.dummy_2d && !task.params.spatial.do_deform) {
+    const auto a = augment::SpatialAffineMatrix(task.params.spatial, 3);
+    for (size_t i = 0; i < 3; ++i) {
+      footprint.centre[i] =
+          static_cast<double>(spec.box_start[i]) + (static_cast<double>(crop[i]) - 1) / 2;
+      footprint.half[i] = (static_cast<double>(pipeline.patch_size[i]) - 1) / 2;
+      for (size_t k = 0; k < 3; ++k) {
+        footprint.axis[k][i] = a[i][k];
+      }
+    }
+    filter = {&FootprintWants, &footprint};
+  }
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
     SampleRead read = MakeSampleRead(sample, o, out.channels, spec, offset, extent);
@@ -147,14 +163,19 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
       // Staging is C-contiguous (channels, [1,] *window); its address is the worker's.
       read.dst = StridedView::Contiguous(nullptr, std::move(read.dst.shape), out.itemsize);
     }
-    round.AddRead(std::move(read));
+    const Status planned =
+        codec::PlanBox(parts_.probe(spec.case_index, o).geometry, read.box, filter, &read.plan);
+    const SampleRead* added = round.AddRead(std::move(read));
+    if (!planned.ok() && !task.unplanned) {
+      reader_.Fail(round, *added, nullptr, planned);
+      task.unplanned = true;
+    }
   }
   round.augmented.push_back(std::move(task));
 }
 
-void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
-                           const SampleSpec& spec) noexcept {
-  if (round.cancelled()) {
+void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept {
+  if (round.cancelled() || task.unplanned) {
     return;
   }
   const SampleRead& image_read = round.reads()[task.first_read];
@@ -166,23 +187,6 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
   const bool direct = !params.spatial.transforms();
   const bool has_seg = parts_.outputs.size() > 1;
   Staging& staging = staging_.local();
-
-  // 3D rotations and scalings read only the blocks near the sampling positions.
-  Footprint footprint;
-  codec::BlockFilter filter;
-  if (!direct && dims == 3 && !pipeline.dummy_2d && !params.spatial.do_deform) {
-    const auto a = augment::SpatialAffineMatrix(params.spatial, 3);
-    for (int d = 0; d < 3; ++d) {
-      const auto i = static_cast<size_t>(d);
-      footprint.centre[i] =
-          static_cast<double>(spec.box_start[i]) + (static_cast<double>(crop[i]) - 1) / 2;
-      footprint.half[i] = (static_cast<double>(pipeline.patch_size[i]) - 1) / 2;
-      for (int k = 0; k < 3; ++k) {
-        footprint.axis[static_cast<size_t>(k)][i] = a[i][static_cast<size_t>(k)];
-      }
-    }
-    filter = {&FootprintWants, &footprint};
-  }
   // The segmentation the pipeline writes: the slot's, or staging when the slot holds regions.
   const std::span<const int64_t> patch(pipeline.patch_size.data(), static_cast<size_t>(dims));
   int64_t patch_voxels = 1;
@@ -212,7 +216,7 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
             reinterpret_cast<std::byte*>(staging.seg.Reserve(static_cast<size_t>(items)));
       }
     }
-    if (!ReadInPieces(round, read, read_into[o], filter, staging)) {
+    if (!ReadInPieces(round, read, read_into[o], staging)) {
       return;
     }
   }
@@ -259,20 +263,15 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task,
 }
 
 bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
-                                    const StridedView& dst, const codec::BlockFilter& filter,
-                                    Staging& staging) {
+                                    const StridedView& dst, Staging& staging) {
   SampleRead& split = staging.split_read;
   split.sample = read.sample;
   split.output = read.output;
   split.case_index = read.case_index;
   split.box = read.box;
   split.dst = dst;
-  const Status planned = codec::PlanBox(parts_.probe(read.case_index, read.output).geometry,
-                                        read.box, filter, &split.plan);
-  if (!planned.ok()) {
-    reader_.Fail(round, read, nullptr, planned);
-    return false;
-  }
+  split.plan = read.plan;
+  split.fetched = read.fetched;
   // About two runs per thread: each run re-reads its chunk's header and offsets and decodes
   // alone, so runs of min_task_bytes (~30 for a 1-channel 128^3 patch) cost 5-15 % more CPU
   // per sample than one run; with one thread the whole plan is one run.

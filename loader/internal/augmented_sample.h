@@ -38,7 +38,7 @@ class AugmentedSamples {
   /// Adds the reads and the task of sample `sample` (drawn as `spec`) to `round`.
   void Plan(ReadRound& round, int64_t sample, const SampleSpec& spec) const;
   /// Reads and augments one planned sample into the slot; errors go to the round.
-  void Run(ReadRound& round, const AugmentedTask& task, const SampleSpec& spec) noexcept;
+  void Run(ReadRound& round, const AugmentedTask& task) noexcept;
 
  private:
   /// Memory for a window that the read then fills: grows to the largest window seen, zeroed
@@ -74,7 +74,7 @@ class AugmentedSamples {
   /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
   /// `filter` declines, in runs that run through pieces_; false after recording an error.
   bool ReadInPieces(ReadRound& round, const SampleRead& read, const StridedView& dst,
-                    const codec::BlockFilter& filter, Staging& staging);
+                    Staging& staging);
   /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.
   std::span<const int64_t> PipelineCrop() const;
   /// nnU-Net's targets from the augmented labels `seg`: regions, deep-supervision scales.

@@ -28,7 +28,8 @@ BatchProducer::BatchProducer(const LoaderParts& parts, SlotScheduler* scheduler,
   }
   if (parts_.config.augment) {
     augmented_.emplace(parts_, &reader_);
-  } else if (parts_.io != nullptr) {
+  }
+  if (parts_.io != nullptr) {
     prefetcher_.emplace(parts_, parts_.io.get(), &reader_, &counters_);
   }
 }
@@ -114,16 +115,14 @@ Status BatchProducer::RunRound(ReadRound& round, const std::vector<int64_t>& sam
               [this, r = &round, t = &task] { reader_.ReadRun(*r, *t->read, t->run); });
     }
     for (size_t k = 0; k < spawned_augmented; ++k) {
-      RunTask(group, done, [this, r = &round, task = &round.augmented[k], spec = &specs] {
-        augmented_->Run(*r, *task, (*spec)[static_cast<size_t>(task->sample)]);
-      });
+      RunTask(group, done,
+              [this, r = &round, task = &round.augmented[k]] { augmented_->Run(*r, *task); });
     }
     for (const ReadTask& task : round.inlined) {
       reader_.ReadRun(round, *task.read, task.run);
     }
     for (size_t k = spawned_augmented; k < round.augmented.size(); ++k) {
-      const AugmentedTask& task = round.augmented[k];
-      augmented_->Run(round, task, specs[static_cast<size_t>(task.sample)]);
+      augmented_->Run(round, round.augmented[k]);
     }
     group.wait();
   });

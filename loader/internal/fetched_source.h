@@ -12,8 +12,9 @@
 /// (a chunk's block streams, once its header and offsets are known), which is recorded as a
 /// whole. The loader fetches what was recorded, all files and chunks of a batch at once, and
 /// replays again: two rounds of reads per chunk (header and offsets, then block streams), and
-/// no piece is decoded before its bytes are all in. Pieces without reads (special chunks, pad)
-/// complete during discovery, which is correct: they write what the decode would.
+/// no piece is decoded before its bytes are all in. (Pieces without block streams, such as
+/// pad regions and special chunks, run to the end in discovery: the loader points them at a
+/// sink.)
 ///
 /// After discovery the source *serves*: ReadAt copies from the fetched ranges, and a range that
 /// was never fetched (a read the replays did not foresee) is read from the file with pread and

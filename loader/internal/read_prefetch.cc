@@ -29,6 +29,10 @@ struct Job {
   uint64_t min_read = 0;         // a chunk's header and block offsets
   std::string label;             // names the file in the engine's errors
   bool failed = false;
+  // Where discovery writes (pad regions, special chunks): one block's bytes that every item
+  // of the box lands on (zero strides), so it writes nothing the tasks will read.
+  std::vector<std::byte> sink;
+  StridedView sink_view;
 };
 
 // The reads of one round of fetching: the producer sleeps until `pending` is 0.
@@ -69,7 +73,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
   for (size_t i = 0; i < round.reads().size(); ++i) {
     SampleRead& read = round.read(i);
     if (read.plan.num_pieces() == 0)
-      continue;  // PlanBox failed; the failure is recorded
+      continue;  // PlanBox failed (the failure is recorded), or nothing to read
     const OutputArray& out = parts_.outputs[read.output];
     auto array = parts_.files->Get(read.case_index, out.dataset_array);
     if (!array.ok() || (*array)->file() == nullptr || (*array)->file()->fd() < 0)
@@ -83,6 +87,11 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       blocks *= b;
     job.min_read = static_cast<uint64_t>(codec::kBlosc2HeaderSize + 4 * blocks);
     job.label = job.source->name();
+    job.sink.resize(static_cast<size_t>(
+        std::max(job.array->Footprint().block_bytes, job.array->itemsize())));
+    job.sink_view.data = job.sink.data();
+    job.sink_view.shape = read.dst.shape;
+    job.sink_view.byte_strides.assign(read.dst.shape.size(), 0);
     for (int64_t p = 0; p < read.plan.num_pieces(); ++p) {
       if (read.plan.piece(p).chunk >= 0)
         job.pending.push_back(p);
@@ -104,7 +113,8 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       scratch.source = job.source.get();
       for (const int64_t p : job.pending) {
         job.source->BeginDiscovery();
-        (void)job.array->ReadPiece(read.plan, read.plan.piece(p), read.dst, out.pad_item, scratch);
+        (void)job.array->ReadPiece(read.plan, read.plan.piece(p), job.sink_view, out.pad_item,
+                                   scratch);
         std::vector<codec::FileRange> m = job.source->TakeMissing();
         if (!m.empty()) {
           still.push_back(p);

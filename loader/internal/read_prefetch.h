@@ -4,7 +4,7 @@
 
 /// \file
 /// Reads in flight for IoMode::kPread (issue 15): before a round's read tasks start, its
-/// producer fetches the bytes every plain read needs through the IoEngine, all files and
+/// producer fetches the bytes every read needs (plain and augmented samples alike) through the IoEngine, all files and
 /// chunks of the batch at once, so that the tasks decode from memory and never wait on I/O.
 ///
 /// Which bytes: the codec's read of each piece is replayed against the read's FetchedSource
@@ -17,8 +17,7 @@
 /// system at once (several batches' producers share the engine).
 ///
 /// What it leaves to the tasks: reads of mapped files, of zarr stores and sparse frames
-/// (chunks are files of their own), augmented samples (their windows are planned inside the
-/// sample's task), and any read whose fetch failed: the failure is recorded as the sample's
+/// (chunks are files of their own), and any read whose fetch failed: the failure is recorded as the sample's
 /// error, naming the case, file, offset and length. Thread-safe for distinct rounds.
 
 #include <atomic>
@@ -39,7 +38,7 @@ class ReadPrefetcher {
                  MetricsCounters* counters)
       : parts_(parts), io_(*io), reader_(*reader), counters_(*counters) {}
 
-  /// Fetches for the plain reads of `round` and sets their SampleRead::fetched. Runs on the
+  /// Fetches for the reads of `round` and sets their SampleRead::fetched. Runs on the
   /// round's producer after planning, before any of its tasks; returns when every read it
   /// submitted has completed.
   void Fetch(ReadRound& round);

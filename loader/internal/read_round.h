@@ -42,7 +42,7 @@ struct SampleRead {
   /// Where the box lands, of the box's shape: the sample's part of the slot, or (data null)
   /// staging, which belongs to the worker that runs the read.
   StridedView dst;
-  codec::BoxPlan plan;  ///< plain reads: the codec's plan of the box, cut into tasks
+  codec::BoxPlan plan;  ///< the codec's plan of the box (plain reads: cut into tasks)
   /// Reads in flight (IoMode::kPread): the bytes fetched ahead for this read, which its tasks
   /// decode from (read_prefetch.h); null: the tasks read the file themselves.
   std::shared_ptr<const FetchedSource> fetched;
@@ -67,6 +67,7 @@ struct AugmentedTask {
   size_t first_read = 0;
   augment::NnUNetAugmentParams params;
   augment::CropWindow window;
+  bool unplanned = false;  ///< a read's PlanBox failed (recorded): the sample is not run
 };
 
 class ReadRound {

@@ -257,8 +257,10 @@ def make_loader(folder, **kw) -> patchfeed.Loader:
     # (see test_foreground_index_build_over_direct_io_mount): sample uniformly here.
     kw.setdefault("foreground", "off")
     kw.setdefault("oversample_foreground", 0)
-    return patchfeed.Loader(folder, PATCH, 2, io_mode="pread", seed=7, num_threads=4,
-                            as_numpy=True, foreground_cache_dir="", **kw)
+    kw.setdefault("num_threads", 4)
+    kw.setdefault("batch_size", 2)
+    return patchfeed.Loader(folder, PATCH, io_mode="pread", seed=7, as_numpy=True,
+                            foreground_cache_dir="", **kw)
 
 
 def load_batches(folder, n: int, **kw) -> list:
@@ -297,6 +299,45 @@ def test_loader_batches_over_the_mount_equal_local_reads(dataset):
     assert stats["requests"] > 0 and stats["eio_replies"] == 0
 
 
+@pytest.mark.parametrize("backend", ["io_uring", "pread"])
+def test_loader_keeps_reads_in_flight_over_the_mount(dataset, backend):
+    # Batches of 8: each round of a batch's reads (headers and offsets, then block streams)
+    # is dozens of reads, all submitted before the producer waits.
+    want = load_batches(dataset, 4, batch_size=8, io_depth=0)
+    with mounted(dataset, delay_us=3000) as mnt:
+        reset_stats(mnt)
+        with make_loader(mnt, batch_size=8, io_depth=0, num_threads=2) as loader:
+            for _ in range(4):
+                del loader.next_batch()["image"]
+        sync_stats = read_stats(mnt)
+        reset_stats(mnt)
+        got = load_batches(mnt, 4, batch_size=8, io_depth=64, io_backend=backend)
+        with make_loader(mnt, batch_size=8, io_depth=64, io_backend=backend) as loader:
+            for _ in range(4):
+                del loader.next_batch()["image"]
+            metrics = loader.metrics()
+        stats = read_stats(mnt)
+    assert_same_batches(want, got)
+    assert metrics["io_backend"] == ("io_uring" if backend == "io_uring" else "pread pool")
+    assert metrics["io_depth"] == 64 and metrics["io_requests"] > 0
+    assert metrics["io_fallback_reads"] == 0
+    # Synchronous reads: at most one per thread (2 workers and the consumer) at the mount.
+    assert sync_stats["max_in_flight"] <= 3, sync_stats
+    # Ahead of decode: many at once, as the loader and the file system both count them.
+    assert metrics["io_max_in_flight"] >= 8, metrics
+    assert stats["max_in_flight"] >= 8, stats
+
+
+def test_augmented_loader_over_the_mount_equals_local_reads(dataset):
+    aug = {"patch_size": (10, 10, 10), "p_rotation": 0.6, "p_scaling": 0.5}
+    kw = dict(augmentation=aug, need_to_pad=(3, 3, 3))
+    want = load_batches(dataset, 4, io_depth=0, **kw)
+    with mounted(dataset, delay_us=1000) as mnt:
+        got = load_batches(mnt, 4, **kw)
+        assert read_stats(mnt)["requests"] > 0
+    assert_same_batches(want, got)
+
+
 def test_loader_survives_short_reads(dataset):
     want = load_batches(dataset, 4)
     with mounted(dataset, short_read_path_substring="case_") as mnt:
@@ -327,6 +368,7 @@ def test_loader_eio_is_raised_from_iteration_naming_the_file(dataset):
     for message in failures:
         assert str(mnt / "case_001.b2nd") in message, message
         assert "Input/output error" in message, message
+        assert "at offset" in message, message  # the range that failed
     assert stats["eio_replies"] >= len(failures)
 
 
