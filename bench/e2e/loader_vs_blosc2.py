@@ -79,18 +79,19 @@ def _files(workload, folder):
     return [[os.path.join(folder, f), os.path.join(folder, f[:-5] + "_seg.b2nd")] for f in names]
 
 
-def _arrays(workload, folder):
-    key = (workload, folder)
+def _arrays(workload, folder, mmap_mode="r"):
+    key = (workload, folder, mmap_mode)
     if key not in _open:
         blosc2.set_nthreads(1)  # parallelism comes from the Python threads/processes only
-        _open[key] = [[blosc2.open(p, mmap_mode="r") for p in case]
+        _open[key] = [[blosc2.open(p, mmap_mode=mmap_mode) for p in case]
                       for case in _files(workload, folder)]
     return _open[key]
 
 
-def read_samples(workload, folder, n, seed):
-    """Reads n random boxes; returns the bytes delivered."""
-    cases = _arrays(workload, folder)
+def read_samples(workload, folder, n, seed, mmap_mode="r"):
+    """Reads n random boxes; returns the bytes delivered. mmap_mode=None reads with file I/O
+    (what a FUSE mount with direct_io allows, bench/e2e/loader_on_fuse.py)."""
+    cases = _arrays(workload, folder, mmap_mode)
     patch = A_PATCH if workload == "A" else B_PATCH
     rng = np.random.default_rng(seed)
     total = 0
