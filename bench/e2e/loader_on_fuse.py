@@ -7,7 +7,7 @@ per read request (--delays, in ms), direct_io (no page cache) and an optional ba
 
 For each delay it measures samples/s and CPU seconds per sample (user + system of every process
 that reads) of: patchfeed sync pread (2 threads), patchfeed with io_depth reads in flight
-(io_uring and a pread pool, once the Loader takes io_depth / io_backend), python-blosc2 with 2/8/32
+(io_uring and a pread pool), python-blosc2 with 2/8/32
 threads and 2/8/32 processes (blosc2.open(...)[slices], without mmap: direct_io files refuse
 shared mappings); and, as the CPU-per-sample reference, patchfeed on the local files, warm (mmap
 and pread). Rows also give the bed's read requests per sample and the most in flight at once.
@@ -23,7 +23,6 @@ are shared); the table shows medians. `--configs pf,b2-procs` skips the slow thr
 import argparse
 import concurrent.futures as cf
 import contextlib
-import inspect
 import multiprocessing as mp
 import os
 import shutil
@@ -41,8 +40,6 @@ import loader_vs_blosc2 as lvb  # noqa: E402
 from fuse_bed import mounted, read_stats, reset_stats  # noqa: E402
 
 SHAPE_TAG = "B 160^3 lz4hc5 v1"  # written into the cache marker: change when the data changes
-LOADER_PARAMS = inspect.signature(patchfeed.Loader).parameters
-HAS_IO_DEPTH, HAS_IO_BACKEND = "io_depth" in LOADER_PARAMS, "io_backend" in LOADER_PARAMS
 WARMUP_BATCHES = 4  # > ring_size (3): the timed batches are read after the ring first drains
 
 
@@ -53,18 +50,16 @@ def cpu_now():
 # ---- patchfeed -----------------------------------------------------------------------------
 
 def patchfeed_configs(io_depth):
-    """name -> Loader keywords; the async rows exist once the Loader takes io_depth."""
-    configs = {"pf-local-mmap": {"io_mode": "mmap"}, "pf-local-pread": {"io_mode": "pread"},
-               "pf-sync": {"io_mode": "pread"}}
-    if HAS_IO_DEPTH:
-        for name in ("pf-local-pread", "pf-sync"):
-            configs[name]["io_depth"] = 1
-        if HAS_IO_BACKEND:
-            configs["pf-uring"] = {"io_mode": "pread", "io_depth": io_depth,
-                                   "io_backend": "io_uring"}
-            configs["pf-pool"] = {"io_mode": "pread", "io_depth": io_depth, "io_backend": "pread"}
-        else:
-            configs["pf-async"] = {"io_mode": "pread", "io_depth": io_depth}
+    """name -> Loader keywords. pf-sync is io_depth=0: one pread at a time inside each decode
+    task, as before issue 15; pf-uring / pf-pool fetch a batch's bytes ahead, io_depth at once.
+    The local rows are the CPU reference (pf-local-mmap: the default, warm page cache)."""
+    configs = {"pf-local-mmap": {"io_mode": "mmap"},
+               "pf-local-pread": {"io_mode": "pread", "io_depth": 0},
+               "pf-local-uring": {"io_mode": "pread", "io_depth": io_depth,
+                                  "io_backend": "io_uring"},
+               "pf-sync": {"io_mode": "pread", "io_depth": 0},
+               "pf-uring": {"io_mode": "pread", "io_depth": io_depth, "io_backend": "io_uring"},
+               "pf-pool": {"io_mode": "pread", "io_depth": io_depth, "io_backend": "pread"}}
     return configs
 
 
@@ -203,8 +198,8 @@ def fmt(x, spec):
 
 
 def report(results, delays):
-    ref_cpu = results.get(("pf-local-pread", "local"), {}).get("cpu")
-    print("| config | latency | samples/s | CPU ms/sample | CPU / local pread | x pf-sync | "
+    ref_cpu = results.get(("pf-local-mmap", "local"), {}).get("cpu")
+    print("| config | latency | samples/s | CPU ms/sample | CPU / local mmap | x pf-sync | "
           "x best blosc2 | bed req/sample | bed MB/sample | bed max in flight | loader |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for lat in ["local"] + [f"{d:g} ms" for d in delays]:
@@ -220,10 +215,8 @@ def report(results, delays):
                   f"{fmt(best_b2 and r['rate'] / best_b2, '.2f')} | "
                   f"{fmt(r.get('bed_requests'), '.0f')} | {fmt(r.get('bed_mb'), '.1f')} | "
                   f"{fmt(r.get('bed_in_flight'), 'd')} | {loader or '-'} |")
-    print(f"\nLoader takes io_depth: {'yes' if HAS_IO_DEPTH else 'no'}, io_backend: "
-          f"{'yes' if HAS_IO_BACKEND else 'no'} (without io_depth only the sync pread path "
-          "runs). Goals (issue 15): async >= 5x pf-sync at 5 ms; >= the best blosc2 row (32 "
-          "threads) on 2 cores; CPU per sample <= 1.2x the warm local read.")
+    print("\nGoals (issue 15): pf-uring >= 5x pf-sync at 5 ms; >= the best blosc2 row on 2 "
+          "cores; CPU per sample <= 1.2x the warm local read (pf-local-mmap).")
 
 
 def main():
