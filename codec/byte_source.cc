@@ -167,6 +167,12 @@ Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mod
       map = static_cast<const std::byte*>(p);
     }
   }
+  if (map == nullptr) {
+    // pread asks for exactly the bytes a read needs; the kernel's (or an NFS client's)
+    // read-ahead after two neighbouring reads would fetch blocks nobody asked for. A hint: file
+    // systems without a page cache for the file (FUSE direct_io) ignore it.
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+  }
   return std::shared_ptr<ByteSource>(
       std::make_shared<FileSource>(path, fd, size, map, std::move(guard)));
 }
