@@ -59,10 +59,22 @@ class ByteSource {
   /// (the loader's I/O engine); -1 for mapped files and buffers. Owned by the source.
   virtual int fd() const { return -1; }
 
-  /// A hint that ReadAt of each of `ranges` follows (a chunk's block streams, once its header
-  /// said where they are). Sources that fetch ahead (the loader's) gather them into one round
-  /// of reads; a file read with pread or mapped ignores it.
-  virtual void WillRead([[maybe_unused]] std::span<const FileRange> ranges) const {}
+  /// A hint that ReadAt of each of `ranges` follows: the dictionary and block streams of the
+  /// chunk that spans `chunk` in the file, once its header and offsets said where they are.
+  /// Sources that fetch ahead (the loader's) gather them into one round of reads; a file read
+  /// with pread or mapped ignores it.
+  virtual void WillRead([[maybe_unused]] FileRange chunk,
+                        [[maybe_unused]] std::span<const FileRange> ranges) const {}
+
+  /// For a source that fetched a chunk ahead into an image of it (the loader's): `length`
+  /// bytes standing for the file's [pos, pos + length), of which at least `needed` hold the
+  /// file's bytes (the rest is unspecified: decode nothing else from it). nullptr when the
+  /// source holds no such image or not all of `needed`: read with ReadAt instead.
+  virtual const std::byte* ChunkImage([[maybe_unused]] uint64_t pos,
+                                      [[maybe_unused]] uint64_t length,
+                                      [[maybe_unused]] std::span<const FileRange> needed) const {
+    return nullptr;
+  }
 
   /// Bytes [offset, offset + length): a pointer into memory when possible, else read into
   /// `scratch` (resized as needed). Checks the range against size().

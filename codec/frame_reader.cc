@@ -425,47 +425,61 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
     return Whole();
   }
   const ChunkHeader& h = *header;
-  scratch.resize(static_cast<size_t>(h.cbytes));
-  // A Blosc1 chunk (16-byte header) may be shorter than the 32 bytes read.
-  const int64_t have = std::min<int64_t>(kBlosc2HeaderSize, h.cbytes);
-  std::memcpy(scratch.data(), head, static_cast<size_t>(have));
+  const auto in_file = [&](int64_t from, int64_t to) {
+    return FileRange{pos + static_cast<uint64_t>(from), static_cast<uint64_t>(to - from)};
+  };
+  const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
+  // A source that fetched the chunk ahead as an image (the loader's reads in flight) is
+  // decoded in place; otherwise the parts needed are read into a scratch image.
+  const FileRange table = in_file(0, h.block_table_end());
+  const std::byte* in_place = source.ChunkImage(pos, cbytes, std::span(&table, 1));
   const auto read = [&](int64_t from, int64_t to) -> Status {
     if (from >= to)
       return Status::Ok();
     return source.ReadAt(pos + static_cast<uint64_t>(from),
                          std::span(scratch.data() + from, static_cast<size_t>(to - from)));
   };
-  PATCHFEED_RETURN_IF_ERROR(read(have, h.block_table_end()));
+  if (in_place == nullptr) {
+    scratch.resize(static_cast<size_t>(h.cbytes));
+    // A Blosc1 chunk (16-byte header) may be shorter than the 32 bytes read.
+    const int64_t have = std::min<int64_t>(kBlosc2HeaderSize, h.cbytes);
+    std::memcpy(scratch.data(), head, static_cast<size_t>(have));
+    PATCHFEED_RETURN_IF_ERROR(read(have, h.block_table_end()));
+  }
   // Header, block offsets and dictionary size are in: the checks the whole chunk would get, and
   // the block ranges the decoder keeps to (it reads nothing else of the chunk).
-  const std::span<const std::byte> image(scratch.data(), static_cast<size_t>(h.cbytes));
+  const std::span<const std::byte> image(in_place != nullptr ? in_place : scratch.data(),
+                                         static_cast<size_t>(h.cbytes));
   if (!ParseChunkHeader(image, header).ok())
     return Whole();
-  if (h.has_dict) {
-    const ByteRange dict = h.dict_range();
-    PATCHFEED_RETURN_IF_ERROR(read(dict.begin, dict.end));
-  }
+  // What else the decoder reads: the dictionary, and the wanted blocks' streams, neighbours
+  // merged into one read.
+  std::vector<ByteRange> parts;
+  if (h.has_dict)
+    parts.push_back(h.dict_range());
   pick(h, blocks);
-  // Neighbouring wanted blocks are read in one call; the source hears of every run first.
-  std::vector<ByteRange> runs;
   for (const int32_t b : *blocks) {
     if (b < 0 || b >= h.nblocks)
       continue;
     const ByteRange range = BlockStreamRange(image, h, b);
-    if (!runs.empty() && runs.back().end == range.begin) {
-      runs.back().end = range.end;
+    if (!parts.empty() && parts.back().end == range.begin) {
+      parts.back().end = range.end;
     } else {
-      runs.push_back(range);
+      parts.push_back(range);
     }
   }
-  std::vector<FileRange> file_runs(runs.size());
-  for (size_t i = 0; i < runs.size(); ++i) {
-    file_runs[i] = {pos + static_cast<uint64_t>(runs[i].begin),
-                    static_cast<uint64_t>(runs[i].end - runs[i].begin)};
+  std::vector<FileRange> file_parts(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i)
+    file_parts[i] = in_file(parts[i].begin, parts[i].end);
+  if (in_place != nullptr) {
+    // An image without all of them (not what its source fetched for): the whole chunk.
+    if (source.ChunkImage(pos, cbytes, file_parts) == nullptr)
+      return Whole();
+    return Whole(image);
   }
-  source.WillRead(file_runs);
-  for (const ByteRange& run : runs)
-    PATCHFEED_RETURN_IF_ERROR(read(run.begin, run.end));
+  source.WillRead({pos, cbytes}, file_parts);
+  for (const ByteRange& part : parts)
+    PATCHFEED_RETURN_IF_ERROR(read(part.begin, part.end));
   return Whole(image);
 }
 

@@ -126,7 +126,8 @@ using BlockPicker = std::function<void(const ChunkHeader& header, std::vector<in
 /// at most `avail` bytes there (a frame's chunk, a zarr chunk file, a shard's inner chunk):
 /// reads the header, the block offsets, the dictionary and then the streams of the blocks
 /// `pick` chooses (neighbouring blocks in one read) into a `scratch` image of the whole chunk,
-/// parsed into `header`. The streams' ranges go to `source.WillRead` before they are read.
+/// parsed into `header`. The streams' ranges go to `source.WillRead` before they are read; a
+/// source that holds the chunk's image (`ByteSource::ChunkImage`) is decoded in place instead.
 /// Returns nullopt when the chunk should be read whole instead: the
 /// source is mapped (nothing to save), the chunk is special or memcpyed, or its header or
 /// block offsets fail ParseChunkHeader (so the caller reports what a whole read reports).

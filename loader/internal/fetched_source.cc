@@ -6,24 +6,73 @@
 #include <utility>
 
 namespace patchfeed::loader::internal_loader {
+namespace {
+
+bool Inside(uint64_t offset, uint64_t length, uint64_t begin, uint64_t size) {
+  return offset >= begin && offset - begin <= size && length <= size - (offset - begin);
+}
+
+}  // namespace
 
 FetchedSource::FetchedSource(std::shared_ptr<const codec::ArrayReader> array,
                              std::atomic<int64_t>* fallback_reads)
     : array_(std::move(array)), file_(*array_->file()), fallback_reads_(fallback_reads) {}
 
-const std::byte* FetchedSource::Find(uint64_t offset, size_t length) const {
-  // The ranges starting at or before `offset`, nearest first; none starting more than the
-  // longest range before it can reach it.
-  auto it = std::upper_bound(fetched_.begin(), fetched_.end(), offset,
-                             [](uint64_t o, const Fetched& f) { return o < f.offset; });
-  while (it != fetched_.begin()) {
+const std::byte* FetchedSource::FindInBuffers(uint64_t offset, size_t length) const {
+  // The buffers starting at or before `offset`, nearest first; none starting more than the
+  // longest buffer before it can reach it.
+  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
+                             [](uint64_t o, const Buffer& b) { return o < b.offset; });
+  while (it != buffers_.begin()) {
     --it;
     if (offset - it->offset > longest_)
       break;
-    if (offset + length <= it->offset + it->bytes.size())
+    if (Inside(offset, length, it->offset, it->bytes.size()))
       return it->bytes.data() + (offset - it->offset);
   }
   return nullptr;
+}
+
+const FetchedSource::Buffer* FetchedSource::FurthestBuffer(uint64_t offset) const {
+  const Buffer* best = nullptr;
+  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
+                             [](uint64_t o, const Buffer& b) { return o < b.offset; });
+  while (it != buffers_.begin()) {
+    --it;
+    if (offset - it->offset > longest_)
+      break;
+    const uint64_t end = it->offset + it->bytes.size();
+    if (end > offset && (best == nullptr || end > best->offset + best->bytes.size()))
+      best = &*it;
+  }
+  return best;
+}
+
+bool FetchedSource::Holds(const Image& image, uint64_t offset, uint64_t length) {
+  for (const codec::FileRange& v : image.valid) {
+    if (Inside(offset, length, v.offset, v.length))
+      return true;
+  }
+  return false;
+}
+
+int64_t FetchedSource::ImageAt(uint64_t offset) const {
+  auto it = std::upper_bound(images_.begin(), images_.end(), offset,
+                             [](uint64_t o, const Image& im) { return o < im.pos; });
+  if (it == images_.begin())
+    return -1;
+  --it;
+  return offset - it->pos < it->size ? it - images_.begin() : -1;
+}
+
+const std::byte* FetchedSource::Find(uint64_t offset, size_t length) const {
+  if (const std::byte* p = FindInBuffers(offset, length); p != nullptr)
+    return p;
+  const int64_t i = ImageAt(offset);
+  if (i < 0)
+    return nullptr;
+  const Image& image = images_[static_cast<size_t>(i)];
+  return Holds(image, offset, length) ? image.bytes.get() + (offset - image.pos) : nullptr;
 }
 
 Status FetchedSource::ReadAt(uint64_t offset, std::span<std::byte> out) const {
@@ -34,23 +83,64 @@ Status FetchedSource::ReadAt(uint64_t offset, std::span<std::byte> out) const {
     return Status::Ok();
   }
   if (discovering_) {
-    if (!stopped_)
-      missing_.push_back({offset, out.size()});
+    missing_.push_back({offset, out.size()});
     return CancelledError("not fetched yet");
   }
   fallback_reads_->fetch_add(1, std::memory_order_relaxed);
   return file_.ReadAt(offset, out);
 }
 
-void FetchedSource::WillRead(std::span<const codec::FileRange> ranges) const {
+void FetchedSource::WillRead(codec::FileRange chunk,
+                             std::span<const codec::FileRange> ranges) const {
   if (!discovering_)
     return;
+  // The piece's reads are known: stop it before it decodes anything.
+  stopped_ = true;
+  if (ImageAt(chunk.offset) < 0 && Inside(chunk.offset, chunk.length, 0, size())) {
+    // The chunk's image; its streams will be fetched into it.
+    Image image{
+        chunk.offset, chunk.length, std::make_unique_for_overwrite<std::byte[]>(chunk.length), {}};
+    // Copy in what the buffers hold from the chunk's start on, without a gap (the header and
+    // offsets the codec just read).
+    const uint64_t end = chunk.offset + chunk.length;
+    uint64_t have = chunk.offset;
+    while (have < end) {
+      const Buffer* from = FurthestBuffer(have);
+      if (from == nullptr)
+        break;
+      const uint64_t upto = std::min<uint64_t>(from->offset + from->bytes.size(), end);
+      std::memcpy(image.bytes.get() + (have - chunk.offset),
+                  from->bytes.data() + (have - from->offset), upto - have);
+      have = upto;
+    }
+    if (have > chunk.offset)
+      image.valid.push_back({chunk.offset, have - chunk.offset});
+    auto at = std::upper_bound(images_.begin(), images_.end(), chunk.offset,
+                               [](uint64_t o, const Image& im) { return o < im.pos; });
+    images_.insert(at, std::move(image));
+  }
   for (const codec::FileRange& r : ranges) {
     if (Find(r.offset, r.length) == nullptr)
       missing_.push_back(r);
   }
-  // The piece's reads are known: stop it before it decodes anything.
-  stopped_ = true;
+}
+
+const std::byte* FetchedSource::ChunkImage(uint64_t pos, uint64_t length,
+                                           std::span<const codec::FileRange> needed) const {
+  if (discovering_)
+    return nullptr;  // discovery goes through ReadAt and WillRead, which record
+  const int64_t i = ImageAt(pos);
+  if (i < 0)
+    return nullptr;
+  const Image& image = images_[static_cast<size_t>(i)];
+  if (image.pos != pos || image.size != length)
+    return nullptr;
+  for (const codec::FileRange& r : needed) {
+    if (!Holds(image, r.offset, r.length))
+      return nullptr;
+  }
+  images_served_.fetch_add(1, std::memory_order_relaxed);
+  return image.bytes.get();
 }
 
 void FetchedSource::BeginDiscovery() {
@@ -61,12 +151,19 @@ void FetchedSource::BeginDiscovery() {
 std::vector<codec::FileRange> FetchedSource::TakeMissing() { return std::exchange(missing_, {}); }
 
 std::span<std::byte> FetchedSource::AddFetch(codec::FileRange range) {
-  Fetched f{range.offset, std::vector<std::byte>(range.length)};
-  const std::span<std::byte> out(f.bytes);  // the heap buffer stays put when `f` moves
-  auto at = std::upper_bound(fetched_.begin(), fetched_.end(), range.offset,
-                             [](uint64_t o, const Fetched& x) { return o < x.offset; });
-  fetched_.insert(at, std::move(f));
   fetched_bytes_ += static_cast<int64_t>(range.length);
+  if (const int64_t i = ImageAt(range.offset); i >= 0) {
+    Image& image = images_[static_cast<size_t>(i)];
+    if (Inside(range.offset, range.length, image.pos, image.size)) {
+      image.valid.push_back(range);
+      return {image.bytes.get() + (range.offset - image.pos), range.length};
+    }
+  }
+  Buffer b{range.offset, std::vector<std::byte>(range.length)};
+  const std::span<std::byte> out(b.bytes);  // the heap buffer stays put when `b` moves
+  auto at = std::upper_bound(buffers_.begin(), buffers_.end(), range.offset,
+                             [](uint64_t o, const Buffer& x) { return o < x.offset; });
+  buffers_.insert(at, std::move(b));
   longest_ = std::max(longest_, range.length);
   return out;
 }

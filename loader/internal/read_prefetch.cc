@@ -42,25 +42,34 @@ struct Inflight {
   int64_t pending = 0;
 };
 
-// `ranges` grown to at least `min_read` bytes (a header read takes the block offsets along),
-// within the file, sorted, and merged where they overlap or lie within kMergeGap.
+// `ranges` of `source`'s file sorted and merged where they overlap or lie within kMergeGap of
+// each other in the same chunk image (or both outside images); those outside images (chunk
+// headers) grown first to at least `min_read` bytes, within the file, so that one read brings a
+// chunk's header and block offsets.
 std::vector<codec::FileRange> Coalesce(std::vector<codec::FileRange> ranges, uint64_t min_read,
-                                       uint64_t file_size) {
+                                       const FetchedSource& source) {
+  const uint64_t file_size = source.size();
   for (codec::FileRange& r : ranges) {
-    r.length = std::min(std::max(r.length, min_read), file_size - std::min(r.offset, file_size));
+    if (source.ImageAt(r.offset) < 0) {
+      r.length = std::min(std::max(r.length, min_read), file_size - std::min(r.offset, file_size));
+    }
   }
   std::sort(ranges.begin(), ranges.end(), [](const codec::FileRange& a, const codec::FileRange& b) {
     return a.offset < b.offset;
   });
   std::vector<codec::FileRange> merged;
+  int64_t merged_image = -1;
   for (const codec::FileRange& r : ranges) {
     if (r.length == 0)
       continue;
-    if (!merged.empty() && r.offset <= merged.back().offset + merged.back().length + kMergeGap) {
+    const int64_t image = source.ImageAt(r.offset);
+    if (!merged.empty() && image == merged_image &&
+        r.offset <= merged.back().offset + merged.back().length + kMergeGap) {
       codec::FileRange& m = merged.back();
       m.length = std::max(m.offset + m.length, r.offset + r.length) - m.offset;
     } else {
       merged.push_back(r);
+      merged_image = image;
     }
   }
   return merged;
@@ -87,8 +96,8 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       blocks *= b;
     job.min_read = static_cast<uint64_t>(codec::kBlosc2HeaderSize + 4 * blocks);
     job.label = job.source->name();
-    job.sink.resize(static_cast<size_t>(
-        std::max(job.array->Footprint().block_bytes, job.array->itemsize())));
+    job.sink.resize(
+        static_cast<size_t>(std::max(job.array->Footprint().block_bytes, job.array->itemsize())));
     job.sink_view.data = job.sink.data();
     job.sink_view.shape = read.dst.shape;
     job.sink_view.byte_strides.assign(read.dst.shape.size(), 0);
@@ -124,8 +133,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       scratch.source = nullptr;
       job.source->EndDiscovery();
       job.pending = std::move(still);
-      for (const codec::FileRange& f :
-           Coalesce(std::move(missing), job.min_read, job.source->size())) {
+      for (const codec::FileRange& f : Coalesce(std::move(missing), job.min_read, *job.source)) {
         requests.emplace_back(&job, f);
       }
     }

@@ -4,21 +4,23 @@
 
 /// \file
 /// Reads in flight for IoMode::kPread (issue 15): before a round's read tasks start, its
-/// producer fetches the bytes every read needs (plain and augmented samples alike) through the IoEngine, all files and
-/// chunks of the batch at once, so that the tasks decode from memory and never wait on I/O.
+/// producer fetches the bytes every read needs (plain and augmented samples alike) through the
+/// IoEngine, all files and chunks of the batch at once, so that the tasks decode from memory and
+/// never wait on I/O.
 ///
 /// Which bytes: the codec's read of each piece is replayed against the read's FetchedSource
 /// (fetched_source.h) until it asks for nothing new: first each chunk's header and block
 /// offsets (one read of 32 + 4 x blocks-per-chunk bytes), then the streams of the blocks the
-/// piece touches (neighbours merged into one read); a few more rounds only for chunks stored
-/// whole (memcpyed) or with a dictionary. Each round's reads are all submitted before the
+/// piece touches (neighbours merged into one read), straight into an image of the chunk that
+/// the tasks decode in place; a few more rounds only for chunks stored whole (memcpyed) or
+/// with a dictionary. Each round's reads are all submitted before the
 /// producer sleeps until the last completes (a condition variable: no polling); a batch costs
 /// two round trips, however many chunks it touches, and up to `io_depth` reads are at the file
 /// system at once (several batches' producers share the engine).
 ///
 /// What it leaves to the tasks: reads of mapped files, of zarr stores and sparse frames
-/// (chunks are files of their own), and any read whose fetch failed: the failure is recorded as the sample's
-/// error, naming the case, file, offset and length. Thread-safe for distinct rounds.
+/// (chunks are files of their own), and any read whose fetch failed: the failure is recorded as the
+/// sample's error, naming the case, file, offset and length. Thread-safe for distinct rounds.
 
 #include <atomic>
 #include <cstdint>

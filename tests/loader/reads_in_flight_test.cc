@@ -76,7 +76,8 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   std::vector<std::byte> out(16);
   s.BeginDiscovery();
   EXPECT_THAT(s.ReadAt(100, out), StatusIs(StatusCode::kCancelled, ::testing::_));
-  EXPECT_THAT(s.ReadAt(400, std::span(out).first(8)), StatusIs(StatusCode::kCancelled, ::testing::_));
+  EXPECT_THAT(s.ReadAt(400, std::span(out).first(8)),
+              StatusIs(StatusCode::kCancelled, ::testing::_));
   std::vector<codec::FileRange> missing = s.TakeMissing();
   ASSERT_EQ(missing.size(), 2u);
   EXPECT_EQ(missing[0].offset, 100u);
@@ -95,27 +96,57 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   }
   EXPECT_TRUE(s.TakeMissing().empty());  // hits record nothing
 
-  // WillRead: what is not fetched is recorded, and the piece stops there (no decoding in
-  // discovery), even for bytes that are in.
+  // WillRead: the chunk gets an image holding the header bytes fetched so far; what is not
+  // fetched is recorded, and the piece stops there (no decoding in discovery), even for bytes
+  // that are in.
+  const codec::FileRange chunk{90, 2100};
   const codec::FileRange hint[] = {{130, 10}, {1000, 50}, {2000, 8}};
-  s.WillRead(hint);
-  EXPECT_THAT(s.ReadAt(130, std::span(out).first(10)), StatusIs(StatusCode::kCancelled, ::testing::_));
+  s.WillRead(chunk, hint);
+  EXPECT_THAT(s.ReadAt(130, std::span(out).first(10)),
+              StatusIs(StatusCode::kCancelled, ::testing::_));
   missing = s.TakeMissing();
   ASSERT_EQ(missing.size(), 2u);
   EXPECT_EQ(missing[0].offset, 1000u);
   EXPECT_EQ(missing[1].offset, 2000u);
+  EXPECT_EQ(s.ImageAt(89), -1);
+  EXPECT_EQ(s.ImageAt(90), 0);
+  EXPECT_EQ(s.ImageAt(2189), 0);
+  EXPECT_EQ(s.ImageAt(2190), -1);
+  EXPECT_EQ(s.ChunkImage(90, 2100, {}), nullptr);  // never during discovery
+  // Fetches inside the image land in it; the codec then decodes in place.
+  f.Fetch({1000, 50});
+  f.Fetch({1990, 30});
   // The next piece starts afresh.
   s.BeginDiscovery();
   ASSERT_OK(s.ReadAt(130, std::span(out).first(10)));
   s.EndDiscovery();
   EXPECT_EQ(f.fallbacks.load(), 0);
 
+  const codec::FileRange header[] = {{90, 40}};
+  const codec::FileRange streams[] = {{1000, 50}, {2000, 8}};
+  const std::byte* image = s.ChunkImage(90, 2100, streams);
+  ASSERT_NE(image, nullptr);
+  EXPECT_EQ(s.ChunkImage(90, 2100, header), image);  // the header bytes were copied in
+  const std::vector<std::byte> file = f.FileBytes(90, 2100);
+  EXPECT_TRUE(std::equal(image, image + 40, file.begin()));
+  EXPECT_TRUE(std::equal(image + 910, image + 960, file.begin() + 910));
+  EXPECT_TRUE(std::equal(image + 1900, image + 1930, file.begin() + 1900));
+  // Not fetched, or not this image: no image, so the codec reads (and nothing unfetched is
+  // ever decoded).
+  const codec::FileRange gap[] = {{500, 8}};
+  EXPECT_EQ(s.ChunkImage(90, 2100, gap), nullptr);
+  EXPECT_EQ(s.ChunkImage(90, 2000, streams), nullptr);
+  EXPECT_EQ(s.ChunkImage(100, 2090, {}), nullptr);
+
   // Serving: bytes never fetched are read from the file and counted, never refused.
-  ASSERT_OK(s.ReadAt(1000, out));
-  EXPECT_EQ(out, f.FileBytes(1000, out.size()));
+  ASSERT_OK(s.ReadAt(500, out));
+  EXPECT_EQ(out, f.FileBytes(500, out.size()));
+  EXPECT_EQ(f.fallbacks.load(), 1);
+  ASSERT_OK(s.ReadAt(1010, out));  // from the image
+  EXPECT_EQ(out, f.FileBytes(1010, out.size()));
   EXPECT_EQ(f.fallbacks.load(), 1);
   EXPECT_TRUE(s.TakeMissing().empty());
-  s.WillRead(hint);  // ignored outside discovery
+  s.WillRead(chunk, hint);  // ignored outside discovery
   EXPECT_TRUE(s.TakeMissing().empty());
   ASSERT_OK(s.ReadAt(130, std::span(out).first(10)));
 }
@@ -129,9 +160,7 @@ TEST(FetchedSourceTest, ReplayingTheCodecsReadFindsEveryByteItNeeds) {
   ASSERT_OK(codec::PlanBox(f.array->geometry(), box, {}, &plan));
   std::vector<std::byte> want, got(want.size());
   const std::vector<std::byte> pad(static_cast<size_t>(f.array->itemsize()));
-  {
-    ASSERT_OK_AND_ASSIGN(want, f.array->ReadBox(box, pad));
-  }
+  { ASSERT_OK_AND_ASSIGN(want, f.array->ReadBox(box, pad)); }
   got.assign(want.size(), std::byte{0x5A});
   const StridedView dst = StridedView::Contiguous(got.data(), plan.shape(), f.array->itemsize());
   codec::BoxReadScratch scratch;
@@ -158,6 +187,13 @@ TEST(FetchedSourceTest, ReplayingTheCodecsReadFindsEveryByteItNeeds) {
     ASSERT_OK(f.array->ReadPiece(plan, plan.piece(p), dst, pad, scratch));
   EXPECT_EQ(got, want);
   EXPECT_EQ(f.fallbacks.load(), 0);
+  // Every chunk piece was decoded in place, from the image its streams were fetched into
+  // (twice per chunk: for the header and offsets, then for the streams).
+  int64_t chunk_pieces = 0;
+  for (int64_t p = 0; p < plan.num_pieces(); ++p)
+    chunk_pieces += plan.piece(p).chunk >= 0;
+  EXPECT_GT(chunk_pieces, 1);
+  EXPECT_EQ(f.source->images_served(), 2 * chunk_pieces);
   EXPECT_LT(f.source->fetched_bytes(), static_cast<int64_t>(f.array->file()->size()));
 }
 
@@ -247,17 +283,15 @@ TEST_P(ReadsInFlightTest, AugmentedBatchesEqualSynchronousReads) {
   EXPECT_EQ(m.io_fallback_reads, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, ReadsInFlightTest,
-                         ::testing::Values(Depth{IoBackend::kIoUring, 64},
-                                           Depth{IoBackend::kPreadPool, 64},
-                                           Depth{IoBackend::kIoUring, 1},
-                                           Depth{IoBackend::kPreadPool, 3}),
-                         [](const auto& param_info) {
-                           return std::string(param_info.param.backend == IoBackend::kIoUring
-                                                  ? "IoUring"
-                                                  : "PreadPool") +
-                                  std::to_string(param_info.param.depth);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Backends, ReadsInFlightTest,
+    ::testing::Values(Depth{IoBackend::kIoUring, 64}, Depth{IoBackend::kPreadPool, 64},
+                      Depth{IoBackend::kIoUring, 1}, Depth{IoBackend::kPreadPool, 3}),
+    [](const auto& param_info) {
+      return std::string(param_info.param.backend == IoBackend::kIoUring ? "IoUring"
+                                                                         : "PreadPool") +
+             std::to_string(param_info.param.depth);
+    });
 
 TEST(ReadsInFlightOptionsTest, DepthIsCheckedAndIgnoredWithMappedFiles) {
   TempDir dir;
