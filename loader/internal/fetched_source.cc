@@ -18,33 +18,37 @@ FetchedSource::FetchedSource(std::shared_ptr<const codec::ArrayReader> array,
                              std::atomic<int64_t>* fallback_reads)
     : array_(std::move(array)), file_(*array_->file()), fallback_reads_(fallback_reads) {}
 
-const std::byte* FetchedSource::FindInBuffers(uint64_t offset, size_t length) const {
+template <typename Fn>
+void FetchedSource::VisitBuffersFrom(uint64_t offset, Fn&& fn) const {
   // The buffers starting at or before `offset`, nearest first; none starting more than the
   // longest buffer before it can reach it.
   auto it = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
                              [](uint64_t o, const Buffer& b) { return o < b.offset; });
   while (it != buffers_.begin()) {
     --it;
-    if (offset - it->offset > longest_)
-      break;
-    if (Inside(offset, length, it->offset, it->bytes.size()))
-      return it->bytes.data() + (offset - it->offset);
+    if (offset - it->offset > longest_ || fn(*it))
+      return;
   }
-  return nullptr;
+}
+
+const std::byte* FetchedSource::FindInBuffers(uint64_t offset, size_t length) const {
+  const std::byte* found = nullptr;
+  VisitBuffersFrom(offset, [&](const Buffer& b) {
+    if (Inside(offset, length, b.offset, b.bytes.size()))
+      found = b.bytes.data() + (offset - b.offset);
+    return found != nullptr;
+  });
+  return found;
 }
 
 const FetchedSource::Buffer* FetchedSource::FurthestBuffer(uint64_t offset) const {
   const Buffer* best = nullptr;
-  auto it = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
-                             [](uint64_t o, const Buffer& b) { return o < b.offset; });
-  while (it != buffers_.begin()) {
-    --it;
-    if (offset - it->offset > longest_)
-      break;
-    const uint64_t end = it->offset + it->bytes.size();
+  VisitBuffersFrom(offset, [&](const Buffer& b) {
+    const uint64_t end = b.offset + b.bytes.size();
     if (end > offset && (best == nullptr || end > best->offset + best->bytes.size()))
-      best = &*it;
-  }
+      best = &b;
+    return false;
+  });
   return best;
 }
 

@@ -90,6 +90,10 @@ class FetchedSource final : public codec::ByteSource {
     std::unique_ptr<std::byte[]> bytes;
     std::vector<codec::FileRange> valid;
   };
+  // Calls fn(buffer) on each buffer that starts at or before `offset` and may reach it,
+  // nearest first, until it returns true.
+  template <typename Fn>
+  void VisitBuffersFrom(uint64_t offset, Fn&& fn) const;
   // The fetched bytes holding [offset, offset + length) in one piece, or null.
   const std::byte* Find(uint64_t offset, size_t length) const;
   const std::byte* FindInBuffers(uint64_t offset, size_t length) const;
