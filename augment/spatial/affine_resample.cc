@@ -5,6 +5,7 @@
 #include "augment/spatial/affine_resample.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,7 @@ struct Row {
   alignas(64) float weight[8][kSegment];  // per neighbour k, see ComputeRow
   alignas(64) int64_t offset[kSegment];   // element offset of neighbour 0 (per kernel)
   alignas(64) uint8_t flags[kSegment];    // kInterior / kLabelOutside
+  bool all_interior = false;              // every flag is kInterior (see ComputeRow)
   alignas(64) double steps[3][kSegment];  // j * (last matrix column), per axis, per call
   int size = 0;
 };
@@ -168,6 +170,21 @@ void ComputeWeights2(int n, const float* __restrict x0, const float* __restrict 
   }
 }
 
+// The flags of voxel j of `row`. Non-short-circuit on purpose: branch-free, so the loop over
+// a segment vectorises.
+template <int D>
+inline uint8_t FlagsAt(const Row& row, const Geometry& geo, int j) {
+  bool interior = true;
+  bool outside = false;
+  for (int d = 0; d < D; ++d) {
+    const int32_t i = row.i[d][j];
+    interior &= static_cast<int>(i >= 0) & static_cast<int>(i < geo.size[d] - 1);
+    const float x = row.x[d][j];
+    outside |= static_cast<int>(x < geo.label_lo[d]) | static_cast<int>(x > geo.label_hi[d]);
+  }
+  return static_cast<uint8_t>((interior ? kInterior : 0) | (outside ? kLabelOutside : 0));
+}
+
 // Positions, floors, neighbour weights and flags for `n` voxels of an output row starting at
 // index vector `first`. Every loop here is a plain elementwise loop the compiler vectorises; the
 // gathers that follow then only load, multiply and add.
@@ -206,17 +223,18 @@ void ComputeRow(const AffineSamplingMap& map, const Geometry& geo,
       }
     }
   }
+  // Without displacements x is monotone along the row (j * step, the sum and the float
+  // rounding all are), and so is its floor; each flag's condition then holds on an interval
+  // of j, and if the two ends of the segment are interior and not outside, every voxel
+  // between them is. That is the common case, worth skipping the per-voxel flag loop for.
+  row.all_interior = displacement == nullptr && FlagsAt<D>(row, geo, 0) == kInterior &&
+                     FlagsAt<D>(row, geo, kSegment - 1) == kInterior;
+  if (row.all_interior) {
+    std::memset(row.flags, kInterior, sizeof(row.flags));
+    return;
+  }
   for (int j = 0; j < kSegment; ++j) {
-    bool interior = true;
-    bool outside = false;
-    for (int d = 0; d < D; ++d) {
-      const int32_t i = row.i[d][j];
-      // Non-short-circuit on purpose: branch-free, so the loop vectorises.
-      interior &= static_cast<int>(i >= 0) & static_cast<int>(i < geo.size[d] - 1);
-      const float x = row.x[d][j];
-      outside |= static_cast<int>(x < geo.label_lo[d]) | static_cast<int>(x > geo.label_hi[d]);
-    }
-    row.flags[j] = static_cast<uint8_t>((interior ? kInterior : 0) | (outside ? kLabelOutside : 0));
+    row.flags[j] = FlagsAt<D>(row, geo, j);
   }
 }
 
@@ -240,10 +258,41 @@ inline int64_t NeighbourOffset(int k, const int32_t (&idx)[3], const std::array<
   return off;
 }
 
-// row.offset[j] = offset of neighbour 0 of voxel j for strides `st` (per kernel: image and
-// labels may have different strides).
+// Whether the offset of every interior voxel's neighbour 0 in an input of spatial shape
+// `size` and strides `st` fits in int32 (0 <= index < size - 1 on each axis).
 template <int D>
-void ComputeOffsets(Row& row, const std::array<int64_t, 3>& st) {
+bool OffsetsFitInt32(const Geometry& geo, const std::array<int64_t, 3>& st) {
+  int64_t reach = 0;
+  for (int d = 0; d < D; ++d) {
+    reach += static_cast<int64_t>(std::max(geo.size[d] - 2, 0)) * (st[d] < 0 ? -st[d] : st[d]);
+  }
+  return reach <= std::numeric_limits<int32_t>::max();
+}
+
+// row.offset[j] = offset of neighbour 0 of voxel j for strides `st` (per kernel: image and
+// labels may have different strides). Only interior voxels' offsets are read. When those fit
+// in int32 (`fits_int32`, see OffsetsFitInt32) they are formed in wrapping uint32 arithmetic
+// over all kSegment voxels, which GCC vectorises (the int64 products it does one by one, ~14
+// instructions per voxel); the other voxels' values are then meaningless but never used.
+template <int D>
+void ComputeOffsets(Row& row, const std::array<int64_t, 3>& st, bool fits_int32) {
+  if (fits_int32) {
+    const auto s0 = static_cast<uint32_t>(st[0]);
+    const auto s1 = static_cast<uint32_t>(st[1]);
+    const auto s2 = static_cast<uint32_t>(st[2]);
+    const int32_t* __restrict i0 = row.i[0];
+    const int32_t* __restrict i1 = row.i[1];
+    const int32_t* __restrict i2 = row.i[2];
+    int64_t* __restrict offset = row.offset;
+    for (int j = 0; j < kSegment; ++j) {
+      uint32_t off = static_cast<uint32_t>(i0[j]) * s0 + static_cast<uint32_t>(i1[j]) * s1;
+      if constexpr (D == 3) {
+        off += static_cast<uint32_t>(i2[j]) * s2;
+      }
+      offset[j] = static_cast<int32_t>(off);
+    }
+    return;
+  }
   for (int j = 0; j < row.size; ++j) {
     int64_t off = 0;
     for (int d = 0; d < D; ++d) {
@@ -343,7 +392,7 @@ void ResampleImageRow(const Row& row, const Geometry& geo, const float* in,
 }
 
 // Smallest label of one input channel, computed only when a voxel needs it (see
-// LinearLabel) and cached in the scratch slot `*cache` (kUnknownLabel until then).
+// ArgmaxLabel) and cached in the scratch slot `*cache` (kUnknownLabel until then).
 constexpr int32_t kUnknownLabel = std::numeric_limits<int32_t>::min();
 
 class LowestLabel {
@@ -388,39 +437,33 @@ class LowestLabel {
 // so only neighbour labels can win unless every score rounds to 0 (voxel far outside, or a
 // neighbour weight below 2^-25), when the lowest label of the whole channel wins. Sums are
 // formed term by term in torch's neighbour order so they round exactly like torch's.
-template <int D>
-int16_t LinearLabel(const int16_t* in, const std::array<int64_t, 3>& st, const Geometry& geo,
-                    const int32_t (&idx)[3], const Row& row, int j, bool interior,
-                    LowestLabel& lowest) {
-  constexpr int kNeighbours = 1 << D;
-  int16_t labels[kNeighbours];
-  float sums[kNeighbours];
+// `labels` and `terms` (kOneHotScale x weight) are the `n` neighbours inside the input, in
+// that order.
+inline int16_t ArgmaxLabel(const int16_t* labels, const float* terms, int n, LowestLabel& lowest) {
+  int16_t distinct[8];
+  float sums[8];
   int count = 0;
-  for (int k = 0; k < kNeighbours; ++k) {
-    if (!interior && !NeighbourInside<D>(k, idx, geo)) {
-      continue;
-    }
-    const int16_t label = in[NeighbourOffset<D>(k, idx, st)];
-    const float term = kOneHotScale * row.weight[k][j];
+  for (int k = 0; k < n; ++k) {
+    const int16_t label = labels[k];
     int m = 0;
-    while (m < count && labels[m] != label) {
+    while (m < count && distinct[m] != label) {
       ++m;
     }
     if (m == count) {
-      labels[count] = label;
-      sums[count] = term;
+      distinct[count] = label;
+      sums[count] = terms[k];
       ++count;
     } else {
-      sums[m] += term;
+      sums[m] += terms[k];
     }
   }
   float best = 0.0f;
   int16_t best_label = 0;
   for (int m = 0; m < count; ++m) {
     const float h = RoundToHalfPrecision(sums[m]);
-    if (h > best || (h == best && h > 0.0f && labels[m] < best_label)) {
+    if (h > best || (h == best && h > 0.0f && distinct[m] < best_label)) {
       best = h;
-      best_label = labels[m];
+      best_label = distinct[m];
     }
   }
   return best > 0.0f ? best_label : lowest.get();
@@ -432,44 +475,93 @@ inline uint32_t LoadPair(const int16_t* p) {
   return v;
 }
 
+// Whether the 2^D labels of an interior voxel's neighbours (neighbour 0 at `p`; the two of a
+// pair are adjacent along the unit-stride last axis; `row1..row3` lead to the other pairs)
+// are all equal. Scalar on purpose: four 32-bit loads and a few xors cost as much as
+// assembling the eight labels into one SSE register and comparing.
 template <int D>
-void ResampleLinearLabelRow(const Row& row, const Geometry& geo, const int16_t* in,
-                            const std::array<int64_t, 3>& st, int16_t* out, int64_t out_stride,
-                            int16_t padding, LowestLabel& lowest) {
-  const uint8_t padded = padding != 0 ? kLabelOutside : 0;
-  // Offsets of the other neighbour pairs (rows) relative to neighbour 0.
-  const int64_t row1 = st[D - 2];
-  const int64_t row2 = D == 3 ? st[0] : 0;
-  const int64_t row3 = D == 3 ? st[0] + st[1] : 0;
-  const bool unit_last_stride = st[D - 1] == 1;
-  for (int j = 0; j < row.size; ++j) {
-    const uint8_t flags = row.flags[j];
-    if (flags & padded) {
-      out[j * out_stride] = padding;
-      continue;
+inline bool NeighboursAgree(const int16_t* p, int64_t row1, int64_t row2, int64_t row3) {
+  const uint32_t pair = LoadPair(p);
+  uint32_t differ = (pair ^ std::rotl(pair, 16)) | (LoadPair(p + row1) ^ pair);
+  if constexpr (D == 3) {
+    differ |= (LoadPair(p + row2) ^ pair) | (LoadPair(p + row3) ^ pair);
+  }
+  return differ == 0;
+}
+
+// Every case of a label voxel but the common one (see ResampleLinearLabelRow), out of line.
+// `rel[k]`: offset of neighbour k from neighbour 0 (used for interior voxels).
+template <int D>
+[[gnu::noinline]] int16_t LinearLabelSlow(const Row& row, const Geometry& geo, const int16_t* in,
+                                          const std::array<int64_t, 3>& st,
+                                          const int64_t (&rel)[1 << D], int j, int16_t padding,
+                                          LowestLabel& lowest) {
+  constexpr int kNeighbours = 1 << D;
+  const uint8_t flags = row.flags[j];
+  if (padding != 0 && (flags & kLabelOutside)) {
+    return padding;
+  }
+  int16_t labels[kNeighbours];
+  float terms[kNeighbours];
+  int n = 0;
+  if (flags & kInterior) {
+    const int16_t* p = in + row.offset[j];
+    for (int k = 0; k < kNeighbours; ++k) {
+      labels[k] = p[rel[k]];
+      terms[k] = kOneHotScale * row.weight[k][j];
     }
+    n = kNeighbours;
+  } else {
     int32_t idx[3];
     for (int d = 0; d < D; ++d) {
       idx[d] = row.i[d][j];
     }
-    if ((flags & kInterior) && unit_last_stride) {
-      // Most voxels of a label map sit inside one region: all neighbours agree, and that
-      // label scores ~1000 while every other scores 0. The two neighbours along the last
-      // axis are adjacent, so one 32-bit load reads a pair.
-      const int16_t* p = in + row.offset[j];
-      const uint32_t pair = LoadPair(p);
-      uint32_t differ = (pair ^ (pair >> 16)) & 0xFFFFu;
-      differ |= LoadPair(p + row1) ^ pair;
-      if constexpr (D == 3) {
-        differ |= (LoadPair(p + row2) ^ pair) | (LoadPair(p + row3) ^ pair);
-      }
-      if (differ == 0) {
-        out[j * out_stride] = p[0];
-        continue;
+    for (int k = 0; k < kNeighbours; ++k) {
+      if (NeighbourInside<D>(k, idx, geo)) {
+        labels[n] = in[NeighbourOffset<D>(k, idx, st)];
+        terms[n] = kOneHotScale * row.weight[k][j];
+        ++n;
       }
     }
-    out[j * out_stride] =
-        LinearLabel<D>(in, st, geo, idx, row, j, (flags & kInterior) != 0, lowest);
+  }
+  return ArgmaxLabel(labels, terms, n, lowest);
+}
+
+template <int D>
+void ResampleLinearLabelRow(const Row& row, const Geometry& geo, const int16_t* in,
+                            const std::array<int64_t, 3>& st, int16_t* out, int64_t out_stride,
+                            int16_t padding, LowestLabel& lowest) {
+  static_assert(kSegment <= 32, "one bit per voxel of the segment in `slow`");
+  constexpr int kNeighbours = 1 << D;
+  int64_t rel[kNeighbours];
+  for (int k = 0; k < kNeighbours; ++k) {
+    const int32_t zero[3] = {0, 0, 0};
+    rel[k] = NeighbourOffset<D>(k, zero, st);
+  }
+  uint32_t slow = (row.size == 32) ? ~0u : (1u << row.size) - 1;
+  if (st[D - 1] == 1) {
+    // Most voxels of a label map sit inside one region: all neighbours agree, and that label
+    // scores ~1000 while every other scores 0. Such a voxel is interior and, when padding
+    // applies, not outside: one mask test on its flags, then NeighboursAgree. The rest are
+    // marked in `slow` and done afterwards: with no call inside, this loop keeps its values in
+    // registers (with the call it reloaded four per voxel from the stack).
+    const uint8_t mask = kInterior | (padding != 0 ? kLabelOutside : 0);
+    const int64_t row1 = st[D - 2];
+    const int64_t row2 = D == 3 ? st[0] : 0;
+    const int64_t row3 = D == 3 ? st[0] + st[1] : 0;
+    for (int j = 0; j < row.size; ++j) {
+      if ((row.flags[j] & mask) == kInterior) {
+        const int16_t* p = in + row.offset[j];
+        if (NeighboursAgree<D>(p, row1, row2, row3)) {
+          out[j * out_stride] = p[0];
+          slow &= ~(1u << j);
+        }
+      }
+    }
+  }
+  for (; slow != 0; slow &= slow - 1) {
+    const int j = std::countr_zero(slow);
+    out[j * out_stride] = LinearLabelSlow<D>(row, geo, in, st, rel, j, padding, lowest);
   }
 }
 
@@ -528,6 +620,8 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
   constexpr int64_t kTileB = 16;
   const int64_t tiles_a = (rows0 + kTileA - 1) / kTileA;
   const int64_t tiles_b = (rows1 + kTileB - 1) / kTileB;
+  const bool image_fits_int32 = OffsetsFitInt32<D>(geo, image_in.strides);
+  const bool seg_fits_int32 = OffsetsFitInt32<D>(geo, seg_in.strides);
   const auto seg_channels = static_cast<size_t>(seg_out.channels);
   scratch.lowest_label.assign(static_cast<size_t>(tiles_a * tiles_b) * seg_channels, kUnknownLabel);
   int32_t* const lowest_cache = scratch.lowest_label.data();
@@ -550,7 +644,7 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
       }
       ComputeRow<D>(map, geo, first, len, disp, out_voxels, row);
       if (image_out.channels > 0) {
-        ComputeOffsets<D>(row, image_in.strides);
+        ComputeOffsets<D>(row, image_in.strides, image_fits_int32);
       }
       for (int64_t c = 0; c < image_out.channels; ++c) {
         float* out = D == 3 ? &image_out.at(c, a, b, j0) : &image_out.at(c, a, j0);
@@ -561,7 +655,7 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
         int16_t* out = D == 3 ? &seg_out.at(c, a, b, j0) : &seg_out.at(c, a, j0);
         const int16_t* in = seg_in.data + c * seg_in.channel_stride;
         if (c == 0 && (image_out.channels == 0 || seg_in.strides != image_in.strides)) {
-          ComputeOffsets<D>(row, seg_in.strides);
+          ComputeOffsets<D>(row, seg_in.strides, seg_fits_int32);
         }
         if (label_mode == LabelInterpolation::kLinear) {
           LowestLabel lowest(seg_in.channel(c), piece_lowest + c);
