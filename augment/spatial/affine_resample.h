@@ -15,7 +15,9 @@
 /// Labels are not resampled one label at a time as batchgeneratorsv2 does: each output voxel
 /// gathers its 2^D neighbours and sums the weights x 1000 per distinct label, term by term in
 /// torch's neighbour order, which gives the same float32 sums, hence the same float16 argmax,
-/// in one pass; voxels whose neighbours all carry one label (most of them) take it directly.
+/// in one pass; voxels whose neighbours all carry one label (most of them) take it directly,
+/// four at a time where the whole segment lies inside the input (positions are monotone along
+/// a row, so checking its two ends is enough).
 ///
 /// Each column of tiles (16 x 16 rows, all their segments) is a piece handed to the caller's
 /// PieceRunner: it has its own row buffers and label cache, so pieces may run at once on
