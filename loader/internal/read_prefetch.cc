@@ -109,7 +109,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
   }
 
   codec::BoxReadScratch scratch;
-  for (int r = 0; r < kMaxRounds; ++r) {
+  for (int r = 0; r < kMaxRounds && !round.cancelled(); ++r) {
     // Replay every piece still asking for bytes; gather what it asked for.
     std::vector<std::pair<Job*, codec::FileRange>> requests;
     for (Job& job : jobs) {

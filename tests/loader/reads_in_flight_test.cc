@@ -5,6 +5,7 @@
 // option checks. The same over a file system with latency: tests/python/test_fuse_bed.py.
 
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@ namespace {
 
 using internal_loader::FetchedSource;
 using internal_loader::IoEngine;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::Snapshot;
 using testing::TempDir;
@@ -292,6 +294,51 @@ INSTANTIATE_TEST_SUITE_P(
                                                                          : "PreadPool") +
              std::to_string(param_info.param.depth);
     });
+
+// Calls Next() until it fails (at most `limit` times); returns the error.
+Status FirstError(Loader& loader, int limit) {
+  for (int i = 0; i < limit; ++i) {
+    auto lease = loader.Next();
+    if (!lease.ok())
+      return lease.status();
+  }
+  return Status::Ok();
+}
+
+TEST(ReadsInFlightErrorsTest, FileCutShortNamesCaseFileAndRange) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
+  LoaderConfig c = TinyConfig(ds);
+  c.io_mode = codec::IoMode::kPread;
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
+  ASSERT_OK(FirstError(*loader, 3));
+  // Another process cuts the file after its header: the open frame still knows its chunks,
+  // whose reads now end early.
+  std::filesystem::resize_file(ds.path(1, 0), 300);
+  ASSERT_OK(loader->Seek(0, 100));  // drop what was read ahead
+  EXPECT_THAT(FirstError(*loader, 50),
+              StatusIs(StatusCode::kDataLoss,
+                       AllOf(HasSubstr("case 'case_001' (#1)"), HasSubstr("array 'image'"),
+                             HasSubstr("short read"), HasSubstr("at offset"),
+                             HasSubstr(ds.path(1, 0)), HasSubstr("patch box"))));
+  EXPECT_GE(loader->metrics().io_requests, 1);
+}
+
+TEST(ReadsInFlightErrorsTest, FileRemovedIsReportedWhenItIsReopened) {
+  TempDir dir;
+  ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(3)));
+  LoaderConfig c = TinyConfig(ds);
+  c.io_mode = codec::IoMode::kPread;
+  c.max_open_files = 1;  // every read reopens, as on a dataset larger than the LRU
+  ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
+  ASSERT_OK(FirstError(*loader, 2));
+  std::filesystem::remove(ds.path(2, 1));
+  ASSERT_OK(loader->Seek(0, 50));
+  EXPECT_THAT(FirstError(*loader, 50),
+              StatusIs(StatusCode::kNotFound,
+                       AllOf(HasSubstr("case 'case_002' (#2)"), HasSubstr("array 'seg'"),
+                             HasSubstr(ds.path(2, 1)), HasSubstr("patch box"))));
+}
 
 TEST(ReadsInFlightOptionsTest, DepthIsCheckedAndIgnoredWithMappedFiles) {
   TempDir dir;
