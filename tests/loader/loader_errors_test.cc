@@ -20,22 +20,12 @@ namespace {
 
 using ::testing::AllOf;
 using testing::ExpectMatchesNaiveRead;
+using testing::FirstError;
 using ::testing::HasSubstr;
 using testing::Snapshot;
 using testing::TempDir;
 using testing::TinyConfig;
 using testing::TinyDatasetOptions;
-
-// Calls Next() until it fails (at most `limit` times); returns the error.
-Status FirstError(Loader& loader, int limit) {
-  for (int i = 0; i < limit; ++i) {
-    auto lease = loader.Next();
-    if (!lease.ok()) {
-      return lease.status();
-    }
-  }
-  return Status::Ok();
-}
 
 TEST(LoaderErrorsTest, CorruptChunkSurfacesAtNextNamingWhereItIs) {
   TempDir dir;

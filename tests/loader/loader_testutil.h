@@ -161,6 +161,17 @@ inline void CorruptEveryChunk(const std::string& path) {
   ASSERT_GT(corrupted, 0);
 }
 
+/// Calls Next() until it fails (at most `limit` times); returns the error, or OK.
+inline Status FirstError(Loader& loader, int limit) {
+  for (int i = 0; i < limit; ++i) {
+    auto lease = loader.Next();
+    if (!lease.ok()) {
+      return lease.status();
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace patchfeed::loader::testing
 
 #endif  // PATCHFEED_TESTS_LOADER_LOADER_TESTUTIL_H_

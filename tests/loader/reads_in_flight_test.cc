@@ -26,6 +26,7 @@ namespace {
 using internal_loader::FetchedSource;
 using internal_loader::IoEngine;
 using ::testing::AllOf;
+using testing::FirstError;
 using ::testing::HasSubstr;
 using testing::Snapshot;
 using testing::TempDir;
@@ -294,16 +295,6 @@ INSTANTIATE_TEST_SUITE_P(
                                                                          : "PreadPool") +
              std::to_string(param_info.param.depth);
     });
-
-// Calls Next() until it fails (at most `limit` times); returns the error.
-Status FirstError(Loader& loader, int limit) {
-  for (int i = 0; i < limit; ++i) {
-    auto lease = loader.Next();
-    if (!lease.ok())
-      return lease.status();
-  }
-  return Status::Ok();
-}
 
 TEST(ReadsInFlightErrorsTest, FileCutShortNamesCaseFileAndRange) {
   TempDir dir;
