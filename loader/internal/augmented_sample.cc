@@ -292,6 +292,7 @@ bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
       ok.store(false, std::memory_order_relaxed);
     }
   });
+  split.fetched = nullptr;  // its bytes are the round's: hold nothing past it
   return ok.load(std::memory_order_relaxed);
 }
 

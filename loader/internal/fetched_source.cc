@@ -14,9 +14,12 @@ bool Inside(uint64_t offset, uint64_t length, uint64_t begin, uint64_t size) {
 
 }  // namespace
 
-FetchedSource::FetchedSource(std::shared_ptr<const codec::ArrayReader> array,
+FetchedSource::FetchedSource(std::shared_ptr<const codec::ArrayReader> array, ByteArena* arena,
                              std::atomic<int64_t>* fallback_reads)
-    : array_(std::move(array)), file_(*array_->file()), fallback_reads_(fallback_reads) {}
+    : array_(std::move(array)),
+      file_(*array_->file()),
+      arena_(arena),
+      fallback_reads_(fallback_reads) {}
 
 template <typename Fn>
 void FetchedSource::VisitBuffersFrom(uint64_t offset, Fn&& fn) const {
@@ -76,7 +79,7 @@ const std::byte* FetchedSource::Find(uint64_t offset, size_t length) const {
   if (i < 0)
     return nullptr;
   const Image& image = images_[static_cast<size_t>(i)];
-  return Holds(image, offset, length) ? image.bytes.get() + (offset - image.pos) : nullptr;
+  return Holds(image, offset, length) ? image.bytes + (offset - image.pos) : nullptr;
 }
 
 Status FetchedSource::ReadAt(uint64_t offset, std::span<std::byte> out) const {
@@ -102,8 +105,7 @@ void FetchedSource::WillRead(codec::FileRange chunk,
   stopped_ = true;
   if (ImageAt(chunk.offset) < 0 && Inside(chunk.offset, chunk.length, 0, size())) {
     // The chunk's image; its streams will be fetched into it.
-    Image image{
-        chunk.offset, chunk.length, std::make_unique_for_overwrite<std::byte[]>(chunk.length), {}};
+    Image image{chunk.offset, chunk.length, arena_->Allocate(chunk.length).data(), {}};
     // Copy in what the buffers hold from the chunk's start on, without a gap (the header and
     // offsets the codec just read).
     const uint64_t end = chunk.offset + chunk.length;
@@ -113,8 +115,8 @@ void FetchedSource::WillRead(codec::FileRange chunk,
       if (from == nullptr)
         break;
       const uint64_t upto = std::min<uint64_t>(from->offset + from->bytes.size(), end);
-      std::memcpy(image.bytes.get() + (have - chunk.offset),
-                  from->bytes.data() + (have - from->offset), upto - have);
+      std::memcpy(image.bytes + (have - chunk.offset), from->bytes.data() + (have - from->offset),
+                  upto - have);
       have = upto;
     }
     if (have > chunk.offset)
@@ -144,7 +146,7 @@ const std::byte* FetchedSource::ChunkImage(uint64_t pos, uint64_t length,
       return nullptr;
   }
   images_served_.fetch_add(1, std::memory_order_relaxed);
-  return image.bytes.get();
+  return image.bytes;
 }
 
 void FetchedSource::BeginDiscovery() {
@@ -160,16 +162,15 @@ std::span<std::byte> FetchedSource::AddFetch(codec::FileRange range) {
     Image& image = images_[static_cast<size_t>(i)];
     if (Inside(range.offset, range.length, image.pos, image.size)) {
       image.valid.push_back(range);
-      return {image.bytes.get() + (range.offset - image.pos), range.length};
+      return {image.bytes + (range.offset - image.pos), range.length};
     }
   }
-  Buffer b{range.offset, std::vector<std::byte>(range.length)};
-  const std::span<std::byte> out(b.bytes);  // the heap buffer stays put when `b` moves
+  const Buffer b{range.offset, arena_->Allocate(range.length).first(range.length)};
   auto at = std::upper_bound(buffers_.begin(), buffers_.end(), range.offset,
                              [](uint64_t o, const Buffer& x) { return o < x.offset; });
-  buffers_.insert(at, std::move(b));
+  buffers_.insert(at, b);
   longest_ = std::max(longest_, range.length);
-  return out;
+  return b.bytes;
 }
 
 }  // namespace patchfeed::loader::internal_loader

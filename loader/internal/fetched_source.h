@@ -39,14 +39,16 @@
 
 #include "codec/array_reader.h"
 #include "codec/byte_source.h"
+#include "loader/internal/byte_arena.h"
 
 namespace patchfeed::loader::internal_loader {
 
 class FetchedSource final : public codec::ByteSource {
  public:
   /// A view of `array`'s file(), which must be set; keeps the array (and its descriptor) open.
-  /// Each read served from the file instead adds 1 to `*fallback_reads`.
-  FetchedSource(std::shared_ptr<const codec::ArrayReader> array,
+  /// Fetched bytes live in `arena`, which must outlive every read through the source. Each
+  /// read served from the file instead adds 1 to `*fallback_reads`.
+  FetchedSource(std::shared_ptr<const codec::ArrayReader> array, ByteArena* arena,
                 std::atomic<int64_t>* fallback_reads);
 
   const std::string& name() const override { return file_.name(); }
@@ -82,12 +84,12 @@ class FetchedSource final : public codec::ByteSource {
  private:
   struct Buffer {  // a fetched range of its own
     uint64_t offset = 0;
-    std::vector<std::byte> bytes;
+    std::span<std::byte> bytes;
   };
   struct Image {  // a chunk's compressed bytes, of which `valid` were fetched
     uint64_t pos = 0;
     uint64_t size = 0;
-    std::unique_ptr<std::byte[]> bytes;
+    std::byte* bytes = nullptr;
     std::vector<codec::FileRange> valid;
   };
   // Calls fn(buffer) on each buffer that starts at or before `offset` and may reach it,
@@ -103,6 +105,7 @@ class FetchedSource final : public codec::ByteSource {
 
   std::shared_ptr<const codec::ArrayReader> array_;
   const codec::ByteSource& file_;
+  ByteArena* const arena_;
   std::vector<Buffer> buffers_;  // sorted by offset; may overlap
   uint64_t longest_ = 0;         // the longest buffer: how far back FindInBuffers must look
   // Chunk images, sorted by position, disjoint (chunks do not overlap). Discovery adds them,

@@ -78,6 +78,9 @@ std::vector<codec::FileRange> Coalesce(std::vector<codec::FileRange> ranges, uin
 }  // namespace
 
 void ReadPrefetcher::Fetch(ReadRound& round) {
+  // The slot's previous round is over (its tasks waited for): its fetched bytes are free.
+  ByteArena& arena = arenas_[static_cast<size_t>(round.slot())];
+  arena.Reset();
   std::vector<Job> jobs;
   for (size_t i = 0; i < round.reads().size(); ++i) {
     SampleRead& read = round.read(i);
@@ -90,7 +93,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     Job job;
     job.read = &read;
     job.array = std::move(*array);
-    job.source = std::make_shared<FetchedSource>(job.array, &counters_.io_fallback_reads);
+    job.source = std::make_shared<FetchedSource>(job.array, &arena, &counters_.io_fallback_reads);
     int64_t blocks = 1;
     for (const int64_t b : job.array->geometry().blocks_per_chunk)
       blocks *= b;
@@ -108,7 +111,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     jobs.push_back(std::move(job));
   }
 
-  codec::BoxReadScratch scratch;
+  codec::BoxReadScratch& scratch = scratch_[static_cast<size_t>(round.slot())];
   for (int r = 0; r < kMaxRounds && !round.cancelled(); ++r) {
     // Replay every piece still asking for bytes; gather what it asked for.
     std::vector<std::pair<Job*, codec::FileRange>> requests;

@@ -20,11 +20,14 @@
 ///
 /// What it leaves to the tasks: reads of mapped files, of zarr stores and sparse frames
 /// (chunks are files of their own), and any read whose fetch failed: the failure is recorded as the
-/// sample's error, naming the case, file, offset and length. Thread-safe for distinct rounds.
+/// sample's error, naming the case, file, offset and length. Fetched bytes live in a per-slot
+/// arena that the slot's next batch reuses. Thread-safe for distinct slots.
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
+#include "loader/internal/byte_arena.h"
 #include "loader/internal/io_engine.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/metrics_counters.h"
@@ -38,7 +41,12 @@ class ReadPrefetcher {
   /// `io` must outlive the prefetcher and every round it fetched for.
   ReadPrefetcher(const LoaderParts& parts, IoEngine* io, SampleReader* reader,
                  MetricsCounters* counters)
-      : parts_(parts), io_(*io), reader_(*reader), counters_(*counters) {}
+      : parts_(parts),
+        io_(*io),
+        reader_(*reader),
+        counters_(*counters),
+        arenas_(static_cast<size_t>(parts.ring.ring_size())),
+        scratch_(static_cast<size_t>(parts.ring.ring_size())) {}
 
   /// Fetches for the reads of `round` and sets their SampleRead::fetched. Runs on the
   /// round's producer after planning, before any of its tasks; returns when every read it
@@ -50,6 +58,10 @@ class ReadPrefetcher {
   IoEngine& io_;
   SampleReader& reader_;
   MetricsCounters& counters_;
+  std::vector<ByteArena> arenas_;  ///< per slot: its round's fetched bytes, reused
+  /// Per slot: the discovery replays' scratch, kept so that its chunk image is not cleared
+  /// anew for every batch.
+  std::vector<codec::BoxReadScratch> scratch_;
 };
 
 }  // namespace patchfeed::loader::internal_loader

@@ -44,6 +44,7 @@ struct FetchedFixture {
   Dataset ds;
   std::shared_ptr<const codec::ArrayReader> array;
   std::atomic<int64_t> fallbacks{0};
+  internal_loader::ByteArena arena;
   std::unique_ptr<FetchedSource> source;
 
   FetchedFixture() {
@@ -53,7 +54,7 @@ struct FetchedFixture {
     auto opened = codec::OpenArray(ds.path(0, 0), {codec::IoMode::kPread});
     EXPECT_OK(opened.status());
     array = std::move(*opened);
-    source = std::make_unique<FetchedSource>(array, &fallbacks);
+    source = std::make_unique<FetchedSource>(array, &arena, &fallbacks);
   }
   // The file's bytes [offset, offset + length), read directly.
   std::vector<std::byte> FileBytes(uint64_t offset, size_t length) const {
