@@ -262,7 +262,7 @@ class Loader:
       io_mode: "mmap", or "pread" for network file systems.
       io_depth: with "pread", the most reads kept at the file system at once: each batch's
         chunk headers, then its block streams, are fetched together before it is decoded
-        (0: every read synchronous, inside the decode tasks).
+        (0: every read synchronous, inside the decode tasks; faster on local disks).
       io_backend: "auto" (io_uring where the kernel allows it, else a pool of threads doing
         blocking preads), "io_uring" or "pread"; `metrics()["io_backend"]` says which runs.
       error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
