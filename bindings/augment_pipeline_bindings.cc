@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "augment/crop_size.h"
 #include "augment/intensity/deep_supervision.h"
 #include "augment/nnunet_pipeline.h"
 #include "bindings/augment_options.h"
@@ -131,6 +132,13 @@ void RegisterAugmentPipeline(py::module_& m) {
            py::arg("epoch") = 0, py::arg("batch") = 0,
            "Augments one sample; the draws depend only on (seed, epoch, batch, index), so the "
            "loader's sample `index` of batch `batch` in `epoch` gets the same ones.");
+  m.def(
+      "crop_for",
+      [](const std::vector<int64_t>& patch, double max_angle, double min_scale, bool dummy_2d) {
+        return ValueOrThrow(augment::CropForAugmentation(patch, max_angle, min_scale, dummy_2d));
+      },
+      py::arg("patch_size"), py::arg("max_angle"), py::arg("min_scale"), py::arg("dummy_2d"),
+      "nnU-Net's initial patch size (augment/crop_size.h); patchfeed.augment.crop_for wraps it.");
 }
 
 }  // namespace patchfeed::internal_python

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "augment/crop_size.h"
 #include "bindings/torch_cpp/batch_tensors.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
@@ -181,24 +182,6 @@ torch::Tensor DiceCeLoss(const torch::Tensor& logits, const torch::Tensor& targe
   return ce - dice.slice(0, 1).mean();
 }
 
-// nnU-Net's initial patch size (get_patch_size): the crop whose rotations by up to 30 degrees
-// about each axis, scaled by down to 0.85, still cover the patch.
-std::vector<int64_t> InitialPatchSize(const std::vector<int64_t>& patch) {
-  const double a = std::numbers::pi / 6, c = std::cos(a), s = std::sin(a);
-  const double p0 = static_cast<double>(patch[0]), p1 = static_cast<double>(patch[1]),
-               p2 = static_cast<double>(patch[2]);
-  double e0 = p0, e1 = p1, e2 = p2;
-  // Each rotation alone, as batchgenerators' rotate_coords_3d applies it to the extents.
-  e1 = std::max({e1, std::abs(p1 * c + p2 * s)});  // about x
-  e2 = std::max({e2, std::abs(-p1 * s + p2 * c)});
-  e0 = std::max({e0, std::abs(p0 * c - p2 * s)});  // about y
-  e2 = std::max({e2, std::abs(p0 * s + p2 * c)});
-  e0 = std::max({e0, std::abs(p0 * c + p1 * s)});  // about z
-  e1 = std::max({e1, std::abs(-p0 * s + p1 * c)});
-  return {static_cast<int64_t>(e0 / 0.85), static_cast<int64_t>(e1 / 0.85),
-          static_cast<int64_t>(e2 / 0.85)};
-}
-
 // ---- Checkpoints: the model, the optimiser and the loader's position. ----
 
 Status SaveCheckpoint(const std::string& folder, UNet3d& model, torch::optim::SGD& optimizer,
@@ -239,7 +222,10 @@ Status Train(const Options& o) {
   } else {
     PATCHFEED_ASSIGN_OR_RETURN(config.dataset, pl::Dataset::FromNnUNetFolder(o.dir));
   }
-  config.sampler.patch_size = InitialPatchSize(o.patch);
+  // nnU-Net's initial patch size: the crop whose rotations by up to 30 degrees, scaled, still
+  // cover the patch; need_to_pad lets samples reach the case borders, as nnU-Net pads.
+  PATCHFEED_ASSIGN_OR_RETURN(config.sampler.patch_size, patchfeed::augment::CropForAugmentation(
+                                                            o.patch, std::numbers::pi / 6));
   for (size_t d = 0; d < 3; ++d) {
     config.sampler.need_to_pad.push_back(config.sampler.patch_size[d] - o.patch[d]);
   }

@@ -7,6 +7,8 @@ from typing import Any
 
 from typing_extensions import Buffer
 
+from patchfeed.augment import AugmentationOptions
+
 augment: ModuleType
 
 class CorruptDataError(ValueError):
@@ -154,7 +156,7 @@ class Loader:
         max_redraws: int = 8,
         max_open_files: int = 1024,
         min_task_bytes: int = 256 << 10,
-        augmentation: Mapping[str, Any] | None = None,
+        augmentation: AugmentationOptions | Mapping[str, Any] | None = None,
         consumer_produces: bool = True,
         start_epoch: int = 0,
         start_batch: int = 0,

@@ -7,13 +7,64 @@ runs the same pipeline on one sample held in NumPy arrays::
     out = aug(image, seg, index)   # image (C, *crop) float32, seg (1, *crop) int16
     out["image"], out["segmentation"]
 
-The dict is the `augmentation` argument of `patchfeed.Loader` (its docstring lists the keys;
-unnamed settings are nnU-Net's defaults). A sample's result depends only on (seed, epoch,
-batch, index) and its input: `aug(image, seg, j, epoch=e, batch=b)` equals what the loader
-makes of sample j of batch b in epoch e from the same crop. The GIL is released while it
-runs; use one augmenter per thread.
+The dict is the `augmentation` argument of `patchfeed.Loader` (`AugmentationOptions` lists the
+keys; unnamed settings are nnU-Net's defaults). A sample's result depends only on (seed,
+epoch, batch, index) and its input: `aug(image, seg, j, epoch=e, batch=b)` equals what the
+loader makes of sample j of batch b in epoch e from the same crop. The GIL is released while
+it runs; use one augmenter per thread.
+
+`crop_for(patch_size)` is the crop a sample must be drawn with so that its rotated and scaled
+patch still lies in data (nnU-Net's initial patch size); `patchfeed.Loader` works it out itself
+when `augmentation` has no "patch_size".
 """
 
-from patchfeed._core.augment import NnUNetAugmenter
+from __future__ import annotations
 
-__all__ = ["NnUNetAugmenter"]
+import math
+from collections.abc import Sequence
+from typing import TypedDict
+
+from patchfeed._core.augment import NnUNetAugmenter
+from patchfeed._core.augment import crop_for as _crop_for
+
+__all__ = ["AugmentationOptions", "NnUNetAugmenter", "crop_for"]
+
+
+class AugmentationOptions(TypedDict, total=False):
+    """The `augmentation` argument of `patchfeed.Loader` and `NnUNetAugmenter`. Every key is
+    optional; an absent one is nnU-Net's default (nnUNetTrainer.get_training_transforms)."""
+
+    patch_size: Sequence[int]  #: the patch after augmentation (Loader: derived when absent)
+    max_angle: float  #: rotations in (-max_angle, max_angle) radians per axis; default pi/6
+    dummy_2d: bool  #: 3-D patches augmented slice-wise in 2-D (anisotropic data)
+    image_array: str  #: the array augmented as the image ("image")
+    seg_array: str | None  #: the segmentation ("seg"), None for image-only datasets
+    p_rotation: float  #: probabilities of each transform (nnU-Net's 0.2, 0.2, 0.1, ...)
+    p_scaling: float
+    p_noise: float
+    p_blur: float
+    p_brightness: float
+    p_contrast: float
+    p_low_resolution: float
+    p_gamma_inverted: float
+    p_gamma: float
+    mirror_axes: Sequence[int]  #: spatial axes mirrored with p 0.5 each (default all)
+    mask_channels: Sequence[int]  #: channels zeroed outside the mask (use_mask_for_norm)
+    remove_label: bool  #: segmentation -1 -> 0 at the end (nnU-Net: always)
+    regions: Sequence[Sequence[int]]  #: one bool target channel per region of labels
+    deep_supervision_scales: Sequence[Sequence[float]]  #: targets at these scales
+
+
+def crop_for(patch_size: Sequence[int], max_angle: float = math.pi / 6,
+             scale: Sequence[float] = (0.85, 1.25), dummy_2d: bool = False) -> tuple[int, ...]:
+    """nnU-Net's initial patch size: the crop whose every rotation by up to `max_angle` radians
+    (per axis, capped at 90 degrees) scaled down to `min(scale)` still covers `patch_size`.
+
+    nnU-Net computes it with the scale range (0.85, 1.25) (not its transform's (0.7, 1.4)) and
+    30 degree rotations for 3-D patches: `crop_for((128, 128, 128)) == (205, 205, 205)`. With
+    `dummy_2d` the first axis stays at the patch size. The sampler draws this crop, and
+    `need_to_pad = crop - patch` lets samples reach the case borders, as nnU-Net pads."""
+    if not len(scale):
+        raise ValueError("scale needs at least one value")
+    return tuple(_crop_for([int(p) for p in patch_size], float(max_angle), float(min(scale)),
+                           bool(dummy_2d)))

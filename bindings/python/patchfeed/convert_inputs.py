@@ -126,7 +126,7 @@ def find_cases(inputs: Any, labels: PathLike | None = None) -> list[Case]:
         if path.endswith(".json") and os.path.isfile(path):
             cases = _cases_from_json(path)
         elif node == "group":
-            cases = _cases_from_zarr_group(path)
+            cases = cases_in_zarr_group(path)
         elif folder:
             if os.path.isdir(os.path.join(path, "imagesTr")):
                 cases = _cases_from_raw_folder(path, labels)
@@ -255,7 +255,7 @@ def _cases_from_folder(folder: str, labels: PathLike | None) -> list[Case]:
     return [Case(cid, tuple(paths), found[cid]) for cid, paths in groups.items()]
 
 
-def _cases_from_zarr_group(group: str) -> list[Case]:
+def cases_in_zarr_group(group: str) -> list[Case]:
     """One case per entry of a zarr group, by the rule in the module docstring."""
     cases = []
     for name in sorted(os.listdir(group)):

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import ast
+import math
 import operator
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +40,7 @@ class NdArray:
     array, its inner chunks (else the chunks again). Zarr items come in little-endian order."""
 
     def __init__(self, path: str, io: str = "mmap", level: int = 0) -> None:
+        self.path = str(path)
         self._reader = _core.ArrayReader(str(path), io, int(level))
         self.format = self._reader.format
         self.shape = tuple(self._reader.shape)
@@ -48,6 +51,38 @@ class NdArray:
                 f"{self._reader.itemsize}")
         self.chunks = tuple(self._reader.chunks)
         self.blocks = tuple(self._reader.blocks)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """Items in the array."""
+        return math.prod(self.shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the decoded array (what `np.asarray` allocates), not of the file."""
+        return self.size * self.dtype.itemsize
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None
+                  ) -> np.ndarray:
+        """The whole array, read (NumPy's `np.asarray(arr)` / `np.array(arr)`)."""
+        if copy is False:
+            raise ValueError("a patchfeed array is read from its file: it cannot be viewed "
+                             "without a copy (copy=False)")
+        out = self.read_box([0] * self.ndim, self.shape)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def __repr__(self) -> str:
+        return (f"NdArray({self.path!r}, format={self.format!r}, shape={self.shape}, "
+                f"dtype={self.dtype}, chunks={self.chunks}, blocks={self.blocks})")
 
     def read_box(self, start: Sequence[int], stop: Sequence[int], pad: float = 0) -> np.ndarray:
         """Returns array[start:stop] as a new array; parts outside the array are `pad`."""

@@ -22,23 +22,25 @@ Example::
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import sys
 import threading
 import time
 import warnings
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
 from patchfeed import _core, class_locations
+from patchfeed.augment import AugmentationOptions, crop_for
 from patchfeed.frames import open_array
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# Parameters of Loader.__init__ that are not options of the C++ loader: `device` and
-# `as_numpy` are Python's alone; `pad_values` goes into the `arrays` option.
-_PYTHON_ONLY = ("self", "device", "as_numpy", "pad_values")
+# Parameters of Loader.__init__ that are not options of the C++ loader: `device`, `as_numpy`
+# and `batch_transform` are Python's alone; `pad_values` goes into the `arrays` option.
+_PYTHON_ONLY = ("self", "device", "as_numpy", "pad_values", "batch_transform")
 _STATE_KEYS = ("seed", "epoch", "next_batch", "rank", "world_size")
 _STATE_VERSION = 1
 
@@ -93,11 +95,26 @@ class Dataset:
 
     @classmethod
     def from_zarr_group(cls, group: PathLike, arrays: Sequence[str] = ()) -> Dataset:
-        """One case per entry of a zarr group, sorted by name. Without `arrays`, every entry
-        that is a zarr array (or an OME-Zarr image, read at its highest resolution) is a case
-        whose one array is "image"; with `arrays`, e.g. `["image", "labels"]`, every entry
-        holding those paths is a case and the paths are the array names."""
-        return cls(_core.Dataset.from_zarr_group(os.fspath(group), list(arrays)))
+        """One case per entry of a zarr group, sorted by name. Without `arrays`, the entries
+        are found as `patchfeed convert` finds them (docs/convert.md): a zarr array or an
+        OME-Zarr image (read at its highest resolution) is a case whose one array is "image";
+        a group holding an `image` array is a case whose label, whichever of `label`, `labels`
+        or `seg` it holds, is the array "seg" (the name the loader pads with -1 and samples
+        foreground from). With `arrays`, e.g. `["image", "labels"]`, every entry holding those
+        paths is a case and the paths are the array names."""
+        if arrays:
+            return cls(_core.Dataset.from_zarr_group(os.fspath(group), list(arrays)))
+        from patchfeed.convert_inputs import cases_in_zarr_group
+
+        cases = cases_in_zarr_group(os.fspath(group))
+        labelled = [c.case_id for c in cases if c.label is not None]
+        if labelled and len(labelled) != len(cases):
+            unlabelled = [c.case_id for c in cases if c.label is None]
+            raise ValueError(f"zarr group {os.fspath(group)}: {len(labelled)} cases have a label "
+                             f"and {len(unlabelled)} do not (e.g. {unlabelled[:3]}); pass "
+                             f"arrays=['image'] to read the images alone")
+        names = ["image", "seg"] if labelled else ["image"]
+        return cls.from_list(names, {c.case_id: c.paths for c in cases})
 
     @classmethod
     def from_list(
@@ -193,6 +210,32 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
         for i, cid in enumerate(ids)]
 
 
+def _derive_crop(dataset: Dataset, patch_size: Sequence[int], need_to_pad: Sequence[int] | None,
+                 augmentation: Mapping[str, Any], io: str) -> tuple[list[int], list[int], dict]:
+    """The sampler's crop, need_to_pad and the augmentation dict when `augmentation` has no
+    "patch_size": `patch_size` is then the patch after augmentation, and the crop is nnU-Net's
+    initial patch size for it (`patchfeed.augment.crop_for`), or the patch itself when neither
+    rotation nor scaling is on. A 2-D patch on 3-D cases draws (1, Y, X) crops, as nnU-Net's
+    2d configuration does."""
+    aug = dict(augmentation)
+    final = [int(p) for p in patch_size]
+    aug["patch_size"] = final
+    spatial = len(final)
+    if spatial == 2:
+        image = aug.get("image_array", "image")
+        if image in dataset.array_names and len(dataset):
+            path = dataset.paths(0)[dataset.array_names.index(image)]
+            spatial = open_array(path, io=io).ndim - 1
+    moves = any(float(aug.get(p, 0.2)) > 0 for p in ("p_rotation", "p_scaling"))
+    crop = list(crop_for(final, float(aug.get("max_angle", math.pi / 6)),
+                         dummy_2d=bool(aug.get("dummy_2d", False)))) if moves else list(final)
+    pad = [c - f for c, f in zip(crop, final)] if need_to_pad is None else list(need_to_pad)
+    if spatial == 3 and len(final) == 2:  # 2-D patches from 3-D cases: a (1, Y, X) slab
+        crop = [1, *crop]
+        pad = [0, *pad] if need_to_pad is None else pad
+    return crop, pad, aug
+
+
 def _warn_about_nnunet_sampling(patch_size: Sequence[int], need_to_pad: Any,
                                 augmentation: Mapping[str, Any]) -> None:
     """Settings that silently make sampling differ from nnU-Net's get a warning with the fix."""
@@ -268,9 +311,12 @@ class Loader:
       error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
       max_redraws, max_open_files, min_task_bytes: see loader/loader.h.
       augmentation: nnU-Net's training augmentation, run on every sample right after its read
-        (docs/augment.md). A dict with "patch_size" (the patch after augmentation; then
-        `patch_size` above is the larger crop the sampler draws, nnU-Net's initial patch
-        size), optional "max_angle" (radians, default pi/6), "dummy_2d", "image_array"
+        (docs/augment.md); `patchfeed.augment.AugmentationOptions` types it. Without a
+        "patch_size" in it, `patch_size` above is the patch after augmentation and the loader
+        draws nnU-Net's larger crop (`patchfeed.augment.crop_for`) with `need_to_pad = crop -
+        patch`, as nnU-Net does; `augmentation={}` is nnU-Net's default pipeline. With a
+        "patch_size" (the patch after augmentation), `patch_size` above is the crop the
+        sampler draws, given by hand. Optional "max_angle" (radians, default pi/6), "dummy_2d", "image_array"
         ("image"), "seg_array" ("seg", or None), the probabilities "p_rotation",
         "p_scaling", "p_noise", "p_blur", "p_brightness", "p_contrast",
         "p_low_resolution", "p_gamma_inverted", "p_gamma", and "mirror_axes",
@@ -282,6 +328,15 @@ class Loader:
         (nnU-Net's 2d configuration).
       consumer_produces: whether a waiting `next` reads the batch itself when no worker has
         started it (lower latency); False keeps the calling thread free.
+      batch_transform: `fn(batch) -> batch`, run on every batch on the consumer's thread,
+        after the copy to `device` (so a MONAI or TorchIO GPU transform sees CUDA tensors).
+        An exception in it gets a note naming the epoch and batch, and the batch stays
+        undelivered: `state_dict()` names it and the next call reads it again.
+
+    Ctrl-C: a batch counts as delivered when `next_batch` returns it (or `for batch in loader`
+    binds it); a KeyboardInterrupt anywhere inside leaves it undelivered, so `state_dict()`
+    names it and the next call returns it. (`next(iter(loader))` cannot promise that: Python may
+    raise the interrupt after the builtin `next` returned, dropping its result.)
 
     Raises:
       FileNotFoundError: a dataset file is missing.
@@ -325,8 +380,9 @@ class Loader:
         max_redraws: int = 8,
         max_open_files: int = 1024,
         min_task_bytes: int = 256 << 10,
-        augmentation: Mapping[str, Any] | None = None,
+        augmentation: AugmentationOptions | Mapping[str, Any] | None = None,
         consumer_produces: bool = True,
+        batch_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         # Every parameter goes to the C++ loader under its own name (bindings/loader_options.cc
         # converts and checks it) except those Python uses alone or resolves first, below.
@@ -338,6 +394,14 @@ class Loader:
         if not isinstance(dataset, Dataset):
             dataset = Dataset.from_nnunet_folder(dataset)
         self._dataset = dataset
+        if batch_transform is not None and not callable(batch_transform):
+            raise TypeError(f"batch_transform must be callable, not {type(batch_transform)}")
+        self._batch_transform = batch_transform
+        if augmentation is not None and "patch_size" not in augmentation:
+            patch_size, need_to_pad, augmentation = _derive_crop(
+                dataset, patch_size, need_to_pad, augmentation, io_mode)
+            options.update(patch_size=patch_size, need_to_pad=need_to_pad,
+                           augmentation=augmentation)
         self._as_numpy = bool(as_numpy)
         self._device, self._cuda = self._check_device(device, self._as_numpy)
         rank, world_size = _distributed_defaults(rank, world_size)
@@ -381,13 +445,54 @@ class Loader:
             yield batch
 
     def next_batch(self) -> dict[str, Any] | None:
-        """The next batch, or None after the last batch of a finite epoch."""
+        """The next batch, or None after the last batch of a finite epoch. Whatever interrupts
+        it (Ctrl-C, an error in `batch_transform`), a batch it does not return stays
+        undelivered: `state_dict()` names it and the next call returns it."""
         core = self._loader()
         if self._copies:
             self._reap_copies()
-        raw = core.next()
-        if raw is None:
-            return None
+        position, last = core.state(), self._last
+        raw = out = None
+        try:
+            raw = core.next()
+            if raw is None:
+                return None
+            out = self._hand_over(raw)
+            if self._batch_transform is not None:
+                out = self._transform(out)
+        except BaseException as error:
+            # The core moved past a batch the caller never got. Its own errors (a failed
+            # batch, raised inside core.next() before anything was bound) keep their meaning:
+            # that batch is skipped. Anything else (a KeyboardInterrupt, which Python may
+            # raise even as core.next() returns, or an error after the hand-over) puts the
+            # position back, so the batch is read again.
+            if raw is not None or not isinstance(error, Exception):
+                if raw is not None:
+                    raw.release()
+                del raw, out  # the traceback keeps this frame: let its slot go back
+                self._last = last
+                self._undo_hand_over(core, position)
+            raise
+        return out
+
+    def _undo_hand_over(self, core: _core.Loader, position: Mapping[str, int]) -> None:
+        if self._core is not core:
+            return  # closed (or rebuilt) meanwhile: nothing to put back
+        if dict(core.state()) != dict(position):
+            core.seek(position["epoch"], position["next_batch"])
+
+    def _transform(self, out: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._batch_transform(out)
+        except Exception as error:
+            info = self._last
+            if hasattr(error, "add_note"):  # Python >= 3.11
+                error.add_note(f"patchfeed.Loader: in batch_transform on batch {info.batch_index} "
+                               f"of epoch {info.epoch}; the batch stays undelivered")
+            raise
+
+    def _hand_over(self, raw: Any) -> dict[str, Any]:
+        """The batch's arrays as tensors (or NumPy arrays) over its slot, on `device`."""
         names = raw.names
         self._last = BatchInfo(
             epoch=raw.epoch,
@@ -505,9 +610,9 @@ class Loader:
         """{name: (NumPy dtype string, shape)} of a batch's arrays."""
         return {n: (dt, tuple(s)) for n, dt, s in self._loader().array_layout()}
 
-    def metrics(self) -> dict[str, int]:
+    def metrics(self) -> dict[str, int | str]:
         """Counters since creation: batches, bytes read/decoded/delivered, wait times (ns),
-        slot states, files opened."""
+        slot states, files opened, reads in flight; integers except `io_backend` (a name)."""
         return self._loader().metrics()
 
     # ---- lifetime -------------------------------------------------------------------------
