@@ -2,7 +2,8 @@
 """`patchfeed.Loader`: batches of patches for a training loop, read by the C++ loader.
 
 A batch is a dict `{array name: tensor}` (e.g. `image` (B, C, *patch) float32 and `seg`
-(B, 1, *patch) int16). The tensors are made from the loader's ring slot through DLPack without
+(B, 1, *patch) int16; voxels of a patch outside the case are 0 in the image and -1 in `seg`,
+see `pad_values`). The tensors are made from the loader's ring slot through DLPack without
 a copy; the slot goes back to the loader when the last tensor of the batch is freed, so a
 training step that drops its batch before asking for the next one keeps the ring turning. A
 consumer that keeps batches (e.g. `list(loader)`) holds slots: with every slot held the loader
@@ -296,7 +297,8 @@ class Loader:
       seed: the sampling seed; a batch depends only on (seed, epoch, batch index, rank).
       rank, world_size: this process's share; default from an initialised
         `torch.distributed` process group, else 0 and 1.
-      num_threads: reader threads (0: every core).
+      num_threads: reader threads (0: every core; unlike torch's `num_workers=0`, which
+        reads in the main process. Threads decode without the GIL: no worker processes).
       ring_size: batches in flight plus those held by the consumer (the ring's slots).
       memory_budget: bytes the ring, scratch and open files may use; more is refused.
       pin_memory: None pins when CUDA is there, True requires pinning, False never pins.
