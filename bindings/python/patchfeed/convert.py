@@ -38,7 +38,7 @@ together) replace it, clipped to each case's shape. A patch has one value per sp
 the data: 2 values only for 2-D images (stored as (C, 1, Y, X)); (1, Y, X) for slices of 3-D
 cases (nnU-Net's 2d configuration, whose 2-value patch gives the same chunks).
 
-Resuming: `<out_dir>/.patchfeed_convert.json` records the settings and, per case, its inputs'
+Resuming (patchfeed/convert_manifest.py): `<out_dir>/.patchfeed_convert.json` records the settings and, per case, its inputs'
 fingerprints (a file's size and mtime; a zarr folder's file count, bytes and mtimes:
 `convert_inputs.fingerprint`) and its outputs. A rerun skips cases whose inputs are unchanged and
 whose outputs are there (with normalize="ct", as long as every case's inputs are those the
@@ -52,8 +52,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -63,8 +61,11 @@ import numpy as np
 
 from patchfeed import _core
 from patchfeed.convert_inputs import (Case, ConvertError, Nonfinite, PathLike, check_shapes,
-                                      find_cases, fingerprint, has_ome_image, nonfinite_by_file,
+                                      find_cases, has_ome_image, nonfinite_by_file,
                                       read_image, read_label)
+from patchfeed.convert_manifest import (MANIFEST_NAME, PARTIAL_SUFFIX, Manifest, case_inputs,
+                                        inputs_digest, is_done, output_names, prepare_folder,
+                                        remove_outputs)
 from patchfeed.convert_normalize import CT_SEED, SCHEMES, CTStatistics, normalize_case
 from patchfeed.frames import write_b2nd
 
@@ -73,15 +74,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ConvertError", "ConvertReport", "convert", "find_cases", "nnunet_chunks_blocks"]
 
-MANIFEST_NAME = ".patchfeed_convert.json"
-PARTIAL_SUFFIX = ".partial"
 DEFAULT_PATCH = (128, 128, 128)
 # Bump when the files convert writes change for the same settings, so older ones are redone.
 LAYOUT_VERSION = 1
 _LABEL_DTYPES = ("int16", "int32")
-# Settings added after manifests were first written, with the value that gives the outputs
-# older versions wrote: a folder converted before a setting existed resumes without --force.
-_SETTINGS_ADDED = {"normalize": "none"}
 
 
 @dataclasses.dataclass
@@ -200,106 +196,6 @@ def _make_settings(patch_size: Sequence[int] | None, chunks: Sequence[int] | Non
                      labels, int(level), normalize)
 
 
-# ---- the manifest -------------------------------------------------------------------------
-
-
-def _case_inputs(case: Case) -> list[list[Any]]:
-    return [fingerprint(p) for p in case.paths]
-
-
-def _output_names(case_id: str, labels: bool) -> list[str]:
-    return [f"{case_id}.b2nd"] + ([f"{case_id}_seg.b2nd"] if labels else [])
-
-
-class _Manifest:
-    """`<out_dir>/.patchfeed_convert.json`: the settings, the dataset's CT statistics (with
-    normalize="ct") and each case's state. A case is recorded as started before its first file
-    is written, so every file convert may have written is listed (and is convert's to
-    overwrite) even after a kill."""
-
-    def __init__(self, out_dir: str) -> None:
-        self.path = os.path.join(out_dir, MANIFEST_NAME)
-        self.settings: dict[str, Any] | None = None
-        self.ct_statistics: dict[str, Any] | None = None
-        self.cases: dict[str, dict[str, Any]] = {}
-        if os.path.exists(self.path):
-            try:
-                with open(self.path) as f:
-                    data = json.load(f)
-                self.settings = {**_SETTINGS_ADDED, **data["settings"]}
-                self.cases = data["cases"]
-                self.ct_statistics = data.get("ct_statistics")
-            except (ValueError, KeyError, TypeError) as e:
-                raise ConvertError(f"{self.path}: unreadable convert manifest ({e}); delete it "
-                                   f"and pass force=True (--force) to start over") from None
-
-    def outputs(self) -> set[str]:
-        return {name for entry in self.cases.values() for name in entry["outputs"]}
-
-    def save(self) -> None:
-        # One line per case: readable, and small enough to rewrite after every case.
-        cases = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in self.cases.items())
-        tmp = self.path + PARTIAL_SUFFIX
-        with open(tmp, "w") as f:
-            f.write(f'{{"tool": "patchfeed convert",\n "settings": {json.dumps(self.settings)},')
-            if self.ct_statistics is not None:
-                f.write(f'\n "ct_statistics": {json.dumps(self.ct_statistics)},')
-            f.write(f'\n "cases": {{\n{cases}\n }}\n}}\n')
-        os.replace(tmp, self.path)
-
-
-def _remove_outputs(out_dir: str, manifest: _Manifest, to_write: set[str]) -> list[str]:
-    """Deletes every case's outputs (one folder, one dataset: after a change that affects them
-    all) and forgets the cases; returns the deleted files this run does not write again."""
-    removed = []
-    for name in sorted(manifest.outputs()):
-        if os.path.exists(os.path.join(out_dir, name)):
-            os.remove(os.path.join(out_dir, name))
-            if name not in to_write:
-                removed.append(name)
-    manifest.cases = {}
-    manifest.ct_statistics = None
-    return removed
-
-
-def _is_done(entry: dict[str, Any] | None, inputs: list[list[Any]], out_dir: str) -> bool:
-    """Whether a case's outputs are complete for exactly these inputs."""
-    if entry is None or entry.get("state") != "done" or entry.get("inputs") != inputs:
-        return False
-    for name, size in zip(entry["outputs"], entry.get("sizes", [])):
-        path = os.path.join(out_dir, name)
-        if not os.path.isfile(path) or os.path.getsize(path) != size:
-            return False
-    return True
-
-
-def _prepare_folder(out_dir: str, manifest: _Manifest, settings: dict[str, Any], force: bool,
-                    to_write: set[str]) -> list[str]:
-    """Refuses what must not be overwritten; returns the earlier outputs that force removed
-    and this run does not write again."""
-    ours = manifest.outputs()
-    foreign = sorted(n for n in os.listdir(out_dir) if n.endswith(".b2nd") and n not in ours)
-    if foreign and not force:
-        raise ConvertError(f"{out_dir} holds .b2nd files that convert did not write (e.g. "
-                           f"{foreign[:3]}); pass force=True (--force) to write there anyway")
-    removed: list[str] = []
-    if manifest.settings is not None and manifest.settings != settings:
-        changed = sorted(k for k in set(settings) | set(manifest.settings)
-                         if settings.get(k) != manifest.settings.get(k))
-        if not force:
-            was = ", ".join(f"{k}={manifest.settings.get(k)!r}" for k in changed)
-            now = ", ".join(f"{k}={settings.get(k)!r}" for k in changed)
-            raise ConvertError(f"{out_dir} was converted with {was}; now {now}. Pass force=True "
-                               f"(--force) to delete those {len(manifest.cases)} cases' outputs "
-                               f"and convert again, or choose another folder")
-        removed = _remove_outputs(out_dir, manifest, to_write)
-    manifest.settings = settings
-    for name in ours:  # a killed run's leftovers
-        if os.path.exists(os.path.join(out_dir, name + PARTIAL_SUFFIX)):
-            os.remove(os.path.join(out_dir, name + PARTIAL_SUFFIX))
-    return removed
-
-
 # ---- writing ------------------------------------------------------------------------------
 
 
@@ -318,7 +214,7 @@ def _write_atomic(path: str, array: np.ndarray, settings: _Settings) -> int:
     return os.path.getsize(path)
 
 
-def _check_image_dtype(case: Case, dtype: np.dtype, manifest: _Manifest) -> None:
+def _check_image_dtype(case: Case, dtype: np.dtype, manifest: Manifest) -> None:
     """With source dtypes kept, every case must still share one (the loader requires it)."""
     for cid, entry in manifest.cases.items():
         other = entry.get("image_dtype")
@@ -349,11 +245,11 @@ def _listed(found: Sequence[Nonfinite]) -> str:
     return "; ".join(f"{f.path} holds {f.nan} NaN and {f.inf} Inf values" for f in found)
 
 
-def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: _Manifest,
+def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: Manifest,
                   inputs: list[list[Any]], allow_nonfinite: bool,
                   ct_channels: list[dict[str, float]] | None) -> list[Nonfinite]:
     """Converts one case; returns the files whose channels, as written, hold NaN or Inf."""
-    names = _output_names(case.case_id, settings.labels)
+    names = output_names(case.case_id, settings.labels)
     old = manifest.cases.get(case.case_id, {}).get("outputs", [])
     manifest.cases[case.case_id] = {"state": "started", "inputs": inputs,
                                     "outputs": sorted(set(names) | set(old))}
@@ -387,7 +283,7 @@ def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: _Mani
     return found
 
 
-def _check_headers(cases: Sequence[Case], settings: _Settings, manifest: _Manifest) -> None:
+def _check_headers(cases: Sequence[Case], settings: _Settings, manifest: Manifest) -> None:
     """Every case's header before any data, so a bad case fails in seconds, not hours: shapes
     within a case, the patch's axes against the data's, one channel count across cases."""
     ids = {c.case_id for c in cases}
@@ -411,18 +307,14 @@ def _check_headers(cases: Sequence[Case], settings: _Settings, manifest: _Manife
         channels[case.case_id] = shape[0]
 
 
-def _inputs_digest(inputs_of: dict[str, list[list[Any]]]) -> str:
-    return hashlib.sha256(json.dumps(sorted(inputs_of.items())).encode()).hexdigest()
-
-
 def _ct_statistics(cases: Sequence[Case], inputs_of: dict[str, list[list[Any]]], out: str,
-                   settings: _Settings, manifest: _Manifest, force: bool, to_write: set[str],
+                   settings: _Settings, manifest: Manifest, force: bool, to_write: set[str],
                    allow_nonfinite: bool, progress: bool) -> tuple[list[dict[str, float]],
                                                                      list[str]]:
     """The dataset's CT statistics: the manifest's when they came from exactly these inputs,
     else computed in a pass over every case. Cases converted with other statistics are refused
     unless `force`, which deletes them. Returns the statistics and the files deleted."""
-    digest = _inputs_digest(inputs_of)
+    digest = inputs_digest(inputs_of)
     saved = manifest.ct_statistics
     if saved is not None and saved.get("inputs_digest") == digest:
         return saved["channels"], []
@@ -435,7 +327,7 @@ def _ct_statistics(cases: Sequence[Case], inputs_of: dict[str, list[list[Any]]],
                 f"inputs (cases were added, removed or changed since). The statistics cover "
                 f"every case: pass force=True (--force) to compute them again and convert "
                 f"every case again, or choose another folder")
-        removed = _remove_outputs(out, manifest, to_write)
+        removed = remove_outputs(out, manifest, to_write)
         manifest.save()
     _check_headers(cases, settings, manifest)
     stats = CTStatistics(len(cases))
@@ -525,17 +417,17 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
                            f"none of the inputs is an OME-Zarr image")
     _check_out_dir(out, cases)
     os.makedirs(out, exist_ok=True)
-    manifest = _Manifest(out)
-    to_write = {n for c in cases for n in _output_names(c.case_id, has_labels)}
-    removed = _prepare_folder(out, manifest, settings.to_json(), force, to_write)
+    manifest = Manifest(out)
+    to_write = {n for c in cases for n in output_names(c.case_id, has_labels)}
+    removed = prepare_folder(out, manifest, settings.to_json(), force, to_write)
 
-    inputs_of = {c.case_id: _case_inputs(c) for c in cases}
+    inputs_of = {c.case_id: case_inputs(c) for c in cases}
     ct_channels = None
     if settings.normalize == "ct":
         ct_channels, more = _ct_statistics(cases, inputs_of, out, settings, manifest, force,
                                            to_write, allow_nonfinite, progress)
         removed += more
-    todo = [c for c in cases if not _is_done(manifest.cases.get(c.case_id), inputs_of[c.case_id],
+    todo = [c for c in cases if not is_done(manifest.cases.get(c.case_id), inputs_of[c.case_id],
                                              out)]
     _check_headers(todo, settings, manifest)
     todo_ids = {c.case_id for c in todo}
