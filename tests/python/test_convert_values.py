@@ -196,7 +196,8 @@ def cases_with_background(tmp_path, n=3, seed=7):
     return images, labels, data
 
 
-@pytest.mark.parametrize("scheme,nnunet_class", [("zscore", "ZScoreNormalization"),
+@pytest.mark.parametrize("scheme,nnunet_class", [("none", "NoNormalization"),
+                                                 ("zscore", "ZScoreNormalization"),
                                                  ("rescale", "RescaleTo01Normalization")])
 def test_per_case_schemes_equal_nnunets(tmp_path, scheme, nnunet_class):
     images, labels, data = cases_with_background(tmp_path)
@@ -208,9 +209,12 @@ def test_per_case_schemes_equal_nnunets(tmp_path, scheme, nnunet_class):
         for c in range(len(image)):
             expected = cls(use_mask_for_norm=False, intensityproperties={}).run(image[c].copy())
             np.testing.assert_array_equal(got[c], expected)
-        params = manifest(tmp_path / "out")["cases"][cid]["normalization"]
+        entry = manifest(tmp_path / "out")["cases"][cid]
+        if scheme == "none":
+            assert "normalization" not in entry
+            continue
         key = "mean" if scheme == "zscore" else "min"
-        assert params[1][key] == float(getattr(image[1], key)())
+        assert entry["normalization"][1][key] == float(getattr(image[1], key)())
     # Labels are never normalised.
     np.testing.assert_array_equal(read(tmp_path / "out" / "c0_seg.b2nd"), data["c0"][1])
 

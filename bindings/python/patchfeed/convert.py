@@ -38,14 +38,15 @@ together) replace it, clipped to each case's shape. A patch has one value per sp
 the data: 2 values only for 2-D images (stored as (C, 1, Y, X)); (1, Y, X) for slices of 3-D
 cases (nnU-Net's 2d configuration, whose 2-value patch gives the same chunks).
 
-Resuming (patchfeed/convert_manifest.py): `<out_dir>/.patchfeed_convert.json` records the settings and, per case, its inputs'
-fingerprints (a file's size and mtime; a zarr folder's file count, bytes and mtimes:
-`convert_inputs.fingerprint`) and its outputs. A rerun skips cases whose inputs are unchanged and
-whose outputs are there (with normalize="ct", as long as every case's inputs are those the
-dataset statistics came from); each file is written as `<name>.partial` and renamed, so an interrupted
-run never leaves a partial file under a final name. Refused unless `force=True`: other settings
-than the folder's (force then deletes the earlier outputs the manifest lists, so the folder stays
-one dataset) and `.b2nd` files that convert did not write (force overwrites those that clash).
+Resuming (patchfeed/convert_manifest.py): `<out_dir>/.patchfeed_convert.json` records the
+settings and, per case, its inputs' fingerprints (a file's size and mtime; a zarr folder's file
+count, bytes and mtimes: `convert_inputs.fingerprint`) and its outputs. A rerun skips cases
+whose inputs are unchanged and whose outputs are there (with normalize="ct", as long as every
+case's inputs are those the dataset statistics came from); each file is written as
+`<name>.partial` and renamed, so an interrupted run never leaves a partial file under a final
+name. Refused unless `force=True`: other settings than the folder's (force then deletes the
+earlier outputs the manifest lists, so the folder stays one dataset) and `.b2nd` files that
+convert did not write (force overwrites those that clash).
 """
 
 from __future__ import annotations
@@ -336,7 +337,7 @@ def _ct_statistics(cases: Sequence[Case], inputs_of: dict[str, list[list[Any]]],
         for case in cases:
             bar.begin(case.case_id)
             image, label, _, _ = _read_checked(case, settings, allow_nonfinite)
-            stats.add(case.case_id, image, label)
+            stats.add(image, label)
             bar.step(case.case_id, skipped=False)
     finally:
         bar.close()
@@ -441,7 +442,7 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
                                       allow_nonfinite, ct_channels)
                 if found:
                     bar.note(f"case {case.case_id!r}: {_listed(found)}, written as they are "
-                             f"(allow_nonfinite)")
+                             f"(--allow-nonfinite)")
                 converted.append(case.case_id)
             else:
                 skipped.append(case.case_id)

@@ -128,7 +128,9 @@ class CTStatistics:
         self.per_case = int((CT_FOREGROUND_SAMPLES if total is None else total) // num_cases)
         self._draws: list[list[np.ndarray]] = []
 
-    def add(self, case_id: str, image: np.ndarray, label: np.ndarray) -> None:
+    def add(self, image: np.ndarray, label: np.ndarray) -> None:
+        """Draws one case's foreground voxels (label > 0; finite ones: NaN has no place in a
+        percentile)."""
         if not self._draws:
             self._draws = [[] for _ in range(len(image))]
         rs = np.random.RandomState(CT_SEED)
