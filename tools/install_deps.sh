@@ -46,7 +46,9 @@ if (( with_tests )); then
            numcodecs:numcodecs pybind11:pybind11 torch:torch==2.13.0
            batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy
            nnunetv2:nnunetv2==2.8.1 nibabel:nibabel "zarr:zarr>=3.1,<3.2" tensorstore:tensorstore
-           monai:monai scikit_build_core:scikit-build-core)  # make pip-test: pip install --no-build-isolation
+           scikit_build_core:scikit-build-core  # make pip-test: pip install --no-build-isolation
+           monai:monai  # the batch_transform test (a MONAI transform)
+           matplotlib:matplotlib)  # patchfeed show, bench --plot
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")

@@ -10,7 +10,8 @@ This is how a MONAI, TorchIO or nnU-Net user with a folder of NIfTI files starts
 
 `convert(inputs, out_dir, *, labels=None, patch_size=None, chunks=None, blocks=None,
 codec="lz4hc", clevel=5, filters=("shuffle",), image_dtype="float32", label_dtype="int16",
-level=0, force=False, progress=True) -> ConvertReport`. `find_cases(inputs, labels)` returns
+level=0, normalize="none", allow_nonfinite=False, force=False, progress=True) ->
+ConvertReport`. `find_cases(inputs, labels)` returns
 the `Case`s that `convert` would write, without reading any data.
 
 Inputs (an nnU-Net raw folder, a folder of `.nii`/`.nii.gz`/`.npy`/`.zarr` files, a zarr group
@@ -24,25 +25,34 @@ Output: `<out_dir>/<case>.b2nd`, shape (C, *spatial), channels stacked in file o
 never wrapped). `Dataset.from_nnunet_folder(out_dir)` opens a labelled folder;
 `Dataset.from_folder(out_dir, {"image": ".b2nd"})` an image-only one (`report.dataset()` picks).
 
+Values: raw intensities unless `normalize` names one of nnU-Net's schemes
+(patchfeed/convert_normalize.py). Every image voxel written is checked: NaN or Inf is an error
+naming the case, the file and the counts, raised before that case's files are written, unless
+`allow_nonfinite=True` (then they are written and reported, per case, in the report and the
+manifest).
+
 Chunks and blocks follow nnU-Net 2.8's rule (`comp_blosc2_params`, patchfeed's C++ copy
 `_core.nnunet_chunk_block_shapes`) for `patch_size` (default (128, 128, 128)), computed per
 case and per array item size as nnU-Net's preprocessor does; `chunks`/`blocks` (spatial, given
-together) replace it, clipped to each case's shape.
+together) replace it, clipped to each case's shape. A patch has one value per spatial axis of
+the data: 2 values only for 2-D images (stored as (C, 1, Y, X)); (1, Y, X) for slices of 3-D
+cases (nnU-Net's 2d configuration, whose 2-value patch gives the same chunks).
 
-Resuming: `<out_dir>/.patchfeed_convert.json` records the settings and, per case, its inputs'
-fingerprints (a file's size and mtime; a zarr folder's file count, bytes and mtimes:
-`convert_inputs.fingerprint`) and its outputs. A rerun skips cases whose inputs are unchanged and
-whose outputs are there; each file is written as `<name>.partial` and renamed, so an interrupted
-run never leaves a partial file under a final name. Refused unless `force=True`: other settings
-than the folder's (force then deletes the earlier outputs the manifest lists, so the folder stays
-one dataset) and `.b2nd` files that convert did not write (force overwrites those that clash).
+Resuming (patchfeed/convert_manifest.py): `<out_dir>/.patchfeed_convert.json` records the
+settings and, per case, its inputs' fingerprints (a file's size and mtime; a zarr folder's file
+count, bytes and mtimes: `convert_inputs.fingerprint`) and its outputs. A rerun skips cases
+whose inputs are unchanged and whose outputs are there (with normalize="ct", as long as every
+case's inputs are those the dataset statistics came from); each file is written as
+`<name>.partial` and renamed, so an interrupted run never leaves a partial file under a final
+name. Refused unless `force=True`: other settings than the folder's (force then deletes the
+earlier outputs the manifest lists, so the folder stays one dataset) and `.b2nd` files that
+convert did not write (force overwrites those that clash).
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -51,8 +61,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from patchfeed import _core
-from patchfeed.convert_inputs import (Case, ConvertError, PathLike, check_shapes, find_cases,
-                                      fingerprint, has_ome_image, read_image, read_label)
+from patchfeed.convert_inputs import (Case, ConvertError, Nonfinite, PathLike, check_shapes,
+                                      find_cases, has_ome_image, nonfinite_by_file,
+                                      read_image, read_label)
+from patchfeed.convert_manifest import (MANIFEST_NAME, PARTIAL_SUFFIX, Manifest, case_inputs,
+                                        inputs_digest, is_done, output_names, prepare_folder,
+                                        remove_outputs)
+from patchfeed.convert_normalize import CT_SEED, SCHEMES, CTStatistics, normalize_case
 from patchfeed.frames import write_b2nd
 
 if TYPE_CHECKING:
@@ -60,8 +75,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ConvertError", "ConvertReport", "convert", "find_cases", "nnunet_chunks_blocks"]
 
-MANIFEST_NAME = ".patchfeed_convert.json"
-PARTIAL_SUFFIX = ".partial"
 DEFAULT_PATCH = (128, 128, 128)
 # Bump when the files convert writes change for the same settings, so older ones are redone.
 LAYOUT_VERSION = 1
@@ -70,13 +83,18 @@ _LABEL_DTYPES = ("int16", "int32")
 
 @dataclasses.dataclass
 class ConvertReport:
-    """What `convert` did: case ids converted and skipped, earlier outputs removed."""
+    """What `convert` did: case ids converted and skipped, earlier outputs removed; the
+    normalisation (`{"scheme": ...}`, for "ct" with the dataset's statistics per channel);
+    and the cases of this run whose images hold NaN or Inf (written with allow_nonfinite),
+    converted now or before, with the counts per input file."""
 
     out_dir: str
     converted: list[str]
     skipped: list[str]
     removed: list[str]
     has_labels: bool
+    normalization: dict[str, Any] = dataclasses.field(default_factory=dict)
+    nonfinite: dict[str, list[Nonfinite]] = dataclasses.field(default_factory=dict)
 
     def dataset(self) -> Dataset:
         """The output folder as a `patchfeed.Dataset` (every case in it, not only this run's)."""
@@ -111,6 +129,7 @@ class _Settings:
     label_dtype: str
     labels: bool
     level: int  # the OME-Zarr resolution level read (0 where no input is an OME-Zarr image)
+    normalize: str = "none"
     layout_version: int = LAYOUT_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -128,7 +147,7 @@ class _Settings:
 def _make_settings(patch_size: Sequence[int] | None, chunks: Sequence[int] | None,
                    blocks: Sequence[int] | None, codec: str, clevel: int,
                    filters: Sequence[str], image_dtype: str | None, label_dtype: str,
-                   labels: bool, level: int) -> _Settings:
+                   labels: bool, level: int, normalize: str) -> _Settings:
     def spatial(name: str, v: Sequence[int] | None, sizes: tuple[int, ...]) -> Any:
         if v is None:
             return None
@@ -158,6 +177,16 @@ def _make_settings(patch_size: Sequence[int] | None, chunks: Sequence[int] | Non
     if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or level < 0:
         raise ConvertError(f"level (an OME-Zarr resolution level) must be an integer >= 0, "
                            f"not {level!r}")
+    if normalize not in SCHEMES:
+        raise ConvertError(f"normalize must be one of {', '.join(SCHEMES)}, not {normalize!r}")
+    if normalize != "none" and (image_dtype is None or np.dtype(image_dtype).kind != "f"):
+        raise ConvertError(f"normalize={normalize!r} writes float images, as nnU-Net does; it "
+                           f"needs a float image_dtype (the default float32), not "
+                           f"{image_dtype or 'the source dtype (--keep-dtype)'}")
+    if normalize == "ct" and not labels:
+        raise ConvertError("normalize='ct' takes its statistics from the foreground (label > 0) "
+                           "voxels of every case: it needs labels (--labels, or an nnU-Net raw "
+                           "folder's labelsTr)")
     try:  # a bad codec, level or filter fails here, before any file is read
         _core.compress(b"\0" * 16, typesize=4, codec=codec, clevel=clevel, filters=list(filters))
     except ValueError as e:
@@ -165,92 +194,7 @@ def _make_settings(patch_size: Sequence[int] | None, chunks: Sequence[int] | Non
     # The default patch is spelled out, so that equal outputs mean equal settings.
     patch = None if c is not None else spatial("patch_size", patch_size or DEFAULT_PATCH, (2, 3))
     return _Settings(patch, c, b, codec, int(clevel), tuple(filters), image_dtype, label_dtype,
-                     labels, int(level))
-
-
-# ---- the manifest -------------------------------------------------------------------------
-
-
-def _case_inputs(case: Case) -> list[list[Any]]:
-    return [fingerprint(p) for p in case.paths]
-
-
-def _output_names(case_id: str, labels: bool) -> list[str]:
-    return [f"{case_id}.b2nd"] + ([f"{case_id}_seg.b2nd"] if labels else [])
-
-
-class _Manifest:
-    """`<out_dir>/.patchfeed_convert.json`: the settings and each case's state. A case is
-    recorded as started before its first file is written, so every file convert may have
-    written is listed (and is convert's to overwrite) even after a kill."""
-
-    def __init__(self, out_dir: str) -> None:
-        self.path = os.path.join(out_dir, MANIFEST_NAME)
-        self.settings: dict[str, Any] | None = None
-        self.cases: dict[str, dict[str, Any]] = {}
-        if os.path.exists(self.path):
-            try:
-                with open(self.path) as f:
-                    data = json.load(f)
-                self.settings, self.cases = data["settings"], data["cases"]
-            except (ValueError, KeyError, TypeError) as e:
-                raise ConvertError(f"{self.path}: unreadable convert manifest ({e}); delete it "
-                                   f"and pass force=True (--force) to start over") from None
-
-    def outputs(self) -> set[str]:
-        return {name for entry in self.cases.values() for name in entry["outputs"]}
-
-    def save(self) -> None:
-        # One line per case: readable, and small enough to rewrite after every case.
-        cases = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in self.cases.items())
-        tmp = self.path + PARTIAL_SUFFIX
-        with open(tmp, "w") as f:
-            f.write(f'{{"tool": "patchfeed convert",\n "settings": {json.dumps(self.settings)},'
-                    f'\n "cases": {{\n{cases}\n }}\n}}\n')
-        os.replace(tmp, self.path)
-
-
-def _is_done(entry: dict[str, Any] | None, inputs: list[list[Any]], out_dir: str) -> bool:
-    """Whether a case's outputs are complete for exactly these inputs."""
-    if entry is None or entry.get("state") != "done" or entry.get("inputs") != inputs:
-        return False
-    for name, size in zip(entry["outputs"], entry.get("sizes", [])):
-        path = os.path.join(out_dir, name)
-        if not os.path.isfile(path) or os.path.getsize(path) != size:
-            return False
-    return True
-
-
-def _prepare_folder(out_dir: str, manifest: _Manifest, settings: dict[str, Any], force: bool,
-                    to_write: set[str]) -> list[str]:
-    """Refuses what must not be overwritten; returns the earlier outputs that force removed
-    and this run does not write again."""
-    ours = manifest.outputs()
-    foreign = sorted(n for n in os.listdir(out_dir) if n.endswith(".b2nd") and n not in ours)
-    if foreign and not force:
-        raise ConvertError(f"{out_dir} holds .b2nd files that convert did not write (e.g. "
-                           f"{foreign[:3]}); pass force=True (--force) to write there anyway")
-    removed: list[str] = []
-    if manifest.settings is not None and manifest.settings != settings:
-        changed = sorted(k for k in set(settings) | set(manifest.settings)
-                         if settings.get(k) != manifest.settings.get(k))
-        if not force:
-            was = ", ".join(f"{k}={manifest.settings.get(k)!r}" for k in changed)
-            now = ", ".join(f"{k}={settings.get(k)!r}" for k in changed)
-            raise ConvertError(f"{out_dir} was converted with {was}; now {now}. Pass force=True "
-                               f"(--force) to delete those {len(manifest.cases)} cases' outputs "
-                               f"and convert again, or choose another folder")
-        for name in sorted(ours):  # one folder, one dataset: the old cases go
-            if os.path.exists(os.path.join(out_dir, name)):
-                os.remove(os.path.join(out_dir, name))
-                if name not in to_write:
-                    removed.append(name)
-        manifest.cases = {}
-    manifest.settings = settings
-    for name in ours:  # a killed run's leftovers
-        if os.path.exists(os.path.join(out_dir, name + PARTIAL_SUFFIX)):
-            os.remove(os.path.join(out_dir, name + PARTIAL_SUFFIX))
-    return removed
+                     labels, int(level), normalize)
 
 
 # ---- writing ------------------------------------------------------------------------------
@@ -271,7 +215,7 @@ def _write_atomic(path: str, array: np.ndarray, settings: _Settings) -> int:
     return os.path.getsize(path)
 
 
-def _check_image_dtype(case: Case, dtype: np.dtype, manifest: _Manifest) -> None:
+def _check_image_dtype(case: Case, dtype: np.dtype, manifest: Manifest) -> None:
     """With source dtypes kept, every case must still share one (the loader requires it)."""
     for cid, entry in manifest.cases.items():
         other = entry.get("image_dtype")
@@ -281,56 +225,159 @@ def _check_image_dtype(case: Case, dtype: np.dtype, manifest: _Manifest) -> None
                                f"write float32)")
 
 
-def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: _Manifest,
-                  inputs: list[list[Any]]) -> None:
-    names = _output_names(case.case_id, settings.labels)
+def _read_checked(case: Case, settings: _Settings, allow_nonfinite: bool
+                  ) -> tuple[np.ndarray, np.ndarray | None, list[tuple[str, int]], list[Nonfinite]]:
+    """The case's image and label, with the files whose channels hold NaN or Inf (refused
+    unless allowed), before anything of the case is written."""
+    image_dtype = np.dtype(settings.image_dtype) if settings.image_dtype else None
+    image, files = read_image(case, image_dtype, settings.level)
+    found = nonfinite_by_file(image, files)
+    if found and not allow_nonfinite:
+        raise ConvertError(f"case {case.case_id!r}: {_listed(found)}. Fix the inputs, or pass "
+                           f"allow_nonfinite=True (--allow-nonfinite) to write them as they "
+                           f"are")
+    # Read the label before writing anything: a bad label must not leave a new image alone.
+    label = (read_label(case.label, np.dtype(settings.label_dtype), settings.level)
+             if case.label else None)
+    return image, label, files, found
+
+
+def _listed(found: Sequence[Nonfinite]) -> str:
+    return "; ".join(f"{f.path} holds {f.nan} NaN and {f.inf} Inf values" for f in found)
+
+
+def _convert_case(case: Case, out_dir: str, settings: _Settings, manifest: Manifest,
+                  inputs: list[list[Any]], allow_nonfinite: bool,
+                  ct_channels: list[dict[str, float]] | None) -> list[Nonfinite]:
+    """Converts one case; returns the files whose channels, as written, hold NaN or Inf."""
+    names = output_names(case.case_id, settings.labels)
     old = manifest.cases.get(case.case_id, {}).get("outputs", [])
     manifest.cases[case.case_id] = {"state": "started", "inputs": inputs,
                                     "outputs": sorted(set(names) | set(old))}
     manifest.save()
-    image_dtype = np.dtype(settings.image_dtype) if settings.image_dtype else None
-    image = read_image(case, image_dtype, settings.level)
-    if image_dtype is None:
+    image, label, files, found = _read_checked(case, settings, allow_nonfinite)
+    if settings.image_dtype is None:
         _check_image_dtype(case, image.dtype, manifest)
-    # Read the label before writing anything: a bad label must not leave a new image alone.
-    label = (read_label(case.label, np.dtype(settings.label_dtype), settings.level)
-             if case.label else None)
+    params = normalize_case(image, label, settings.normalize, ct_channels,
+                            finite_only=bool(found))
+    if settings.normalize != "none":  # every voxel written is checked, normalised ones too
+        before, found = found, nonfinite_by_file(image, files)
+        if found != before and not allow_nonfinite:
+            raise ConvertError(f"case {case.case_id!r}: normalize={settings.normalize!r} gave "
+                               f"NaN or Inf ({_listed(found)}): the values exceed what "
+                               f"{image.dtype} arithmetic holds; pass a wider image_dtype")
     sizes = [_write_atomic(os.path.join(out_dir, names[0]), image, settings)]
-    written_dtype = image.dtype.str
+    entry = {"state": "done", "inputs": inputs, "outputs": names, "sizes": sizes,
+             "image_dtype": image.dtype.str, "channels": len(image)}
     del image
     if label is not None:
         sizes.append(_write_atomic(os.path.join(out_dir, names[1]), label, settings))
     for name in set(old) - set(names):  # e.g. a label that is gone from the inputs
         if os.path.exists(os.path.join(out_dir, name)):
             os.remove(os.path.join(out_dir, name))
-    manifest.cases[case.case_id] = {"state": "done", "inputs": inputs, "outputs": names,
-                                    "sizes": sizes, "image_dtype": written_dtype}
+    if params is not None:
+        entry["normalization"] = params
+    if found:
+        entry["nonfinite"] = {f.path: [f.nan, f.inf] for f in found}
+    manifest.cases[case.case_id] = entry
     manifest.save()
+    return found
+
+
+def _check_headers(cases: Sequence[Case], settings: _Settings, manifest: Manifest) -> None:
+    """Every case's header before any data, so a bad case fails in seconds, not hours: shapes
+    within a case, the patch's axes against the data's, one channel count across cases."""
+    ids = {c.case_id for c in cases}
+    channels = {cid: e["channels"] for cid, e in manifest.cases.items()
+                if cid not in ids and e.get("state") == "done" and "channels" in e}
+    for case in cases:
+        shape = check_shapes(case, settings.level)
+        patch = settings.patch_size
+        if patch is not None and len(patch) == 2 and shape[1] > 1:
+            raise ConvertError(
+                f"case {case.case_id!r} ({case.images[0]}): the patch "
+                f"{','.join(map(str, patch))} has 2 axes and the data has 3 spatial axes "
+                f"{shape[1:]}; give 3 values (Z,Y,X), or 1,Y,X for 2-D slices of 3-D cases "
+                f"(nnU-Net's 2d configuration: the chunks of its 2-value patch)")
+        other = next(iter(channels.items()), None)
+        if other is not None and other[1] != shape[0]:
+            raise ConvertError(f"case {case.case_id!r} ({case.images[0]}) has {shape[0]} "
+                               f"channels and case {other[0]!r} has {other[1]}; the cases of "
+                               f"a dataset have the same channels (the loader reads them "
+                               f"together)")
+        channels[case.case_id] = shape[0]
+
+
+def _ct_statistics(cases: Sequence[Case], inputs_of: dict[str, list[list[Any]]], out: str,
+                   settings: _Settings, manifest: Manifest, force: bool, to_write: set[str],
+                   allow_nonfinite: bool, progress: bool) -> tuple[list[dict[str, float]],
+                                                                     list[str]]:
+    """The dataset's CT statistics: the manifest's when they came from exactly these inputs,
+    else computed in a pass over every case. Cases converted with other statistics are refused
+    unless `force`, which deletes them. Returns the statistics and the files deleted."""
+    digest = inputs_digest(inputs_of)
+    saved = manifest.ct_statistics
+    if saved is not None and saved.get("inputs_digest") == digest:
+        return saved["channels"], []
+    done = [cid for cid, e in manifest.cases.items() if e.get("state") == "done"]
+    removed: list[str] = []
+    if done:
+        if not force:
+            raise ConvertError(
+                f"{out}: its {len(done)} cases were normalised with the CT statistics of other "
+                f"inputs (cases were added, removed or changed since). The statistics cover "
+                f"every case: pass force=True (--force) to compute them again and convert "
+                f"every case again, or choose another folder")
+        removed = remove_outputs(out, manifest, to_write)
+        manifest.save()
+    _check_headers(cases, settings, manifest)
+    stats = CTStatistics(len(cases))
+    bar = _Progress(len(cases), progress, "CT statistics")
+    try:
+        for case in cases:
+            bar.begin(case.case_id)
+            image, label, _, _ = _read_checked(case, settings, allow_nonfinite)
+            stats.add(image, label)
+            bar.step(case.case_id, skipped=False)
+    finally:
+        bar.close()
+    channels = stats.result()
+    manifest.ct_statistics = {"inputs_digest": digest, "seed": CT_SEED,
+                              "foreground_samples_per_case": stats.per_case,
+                              "channels": channels}
+    manifest.save()
+    return channels, removed
 
 
 class _Progress:
     """tqdm when it is installed (nnU-Net depends on it), else one stderr line per case."""
 
-    def __init__(self, total: int, enabled: bool) -> None:
+    def __init__(self, total: int, enabled: bool, what: str = "patchfeed convert") -> None:
         self._total, self._done, self._bar = total, 0, None
-        self._enabled = enabled
+        self._enabled, self._what = enabled, what
         if enabled:
             try:
                 from tqdm import tqdm
             except ImportError:
                 return
-            self._bar = tqdm(total=total, unit="case", desc="patchfeed convert", file=sys.stderr)
+            self._bar = tqdm(total=total, unit="case", desc=what, file=sys.stderr)
 
     def begin(self, case_id: str) -> None:
         if self._bar is not None:
             self._bar.set_postfix_str(case_id)
+
+    def note(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.write(f"patchfeed convert: {text}", file=sys.stderr)
+        elif self._enabled:
+            print(f"patchfeed convert: {text}", file=sys.stderr, flush=True)
 
     def step(self, case_id: str, skipped: bool) -> None:
         self._done += 1
         if self._bar is not None:
             self._bar.update(1)
         elif self._enabled:
-            print(f"patchfeed convert: {self._done}/{self._total} {case_id}"
+            print(f"{self._what}: {self._done}/{self._total} {case_id}"
                   f"{' skipped' if skipped else ''}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
@@ -342,13 +389,19 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
             patch_size: Sequence[int] | None = None, chunks: Sequence[int] | None = None,
             blocks: Sequence[int] | None = None, codec: str = "lz4hc", clevel: int = 5,
             filters: Sequence[str] = ("shuffle",), image_dtype: str | None = "float32",
-            label_dtype: str = "int16", level: int = 0, force: bool = False,
+            label_dtype: str = "int16", level: int = 0, normalize: str = "none",
+            allow_nonfinite: bool = False, force: bool = False,
             progress: bool = True) -> ConvertReport:
     """Converts `inputs` into `out_dir` (created) as described in the module docstring.
 
     `level` is the resolution level read from OME-Zarr images (0: the highest; it applies to
     labels given as OME-Zarr images too); other inputs have one level, and a level other than 0
     without an OME-Zarr input is an error.
+
+    `normalize`: "none" (raw intensities, the default), "zscore", "zscore-nonzero", "ct" or
+    "rescale": nnU-Net's schemes (patchfeed/convert_normalize.py); "ct" first reads every case
+    for the dataset's foreground statistics (kept in the manifest, so a resumed run reuses
+    them). `allow_nonfinite` writes images holding NaN or Inf instead of refusing them.
 
     Raises ConvertError (a ValueError) for a bad input or settings, naming the file; ImportError
     when nibabel, NIfTI's reader, is missing (zarr is read by patchfeed itself). Codec settings
@@ -359,21 +412,25 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
     cases = find_cases(inputs, labels)
     has_labels = cases[0].label is not None
     settings = _make_settings(patch_size, chunks, blocks, codec, clevel, filters, image_dtype,
-                              label_dtype, has_labels, level)
+                              label_dtype, has_labels, level, normalize)
     if settings.level != 0 and not has_ome_image(cases):
         raise ConvertError(f"level={settings.level} selects an OME-Zarr image's resolution, and "
                            f"none of the inputs is an OME-Zarr image")
     _check_out_dir(out, cases)
     os.makedirs(out, exist_ok=True)
-    manifest = _Manifest(out)
-    to_write = {n for c in cases for n in _output_names(c.case_id, has_labels)}
-    removed = _prepare_folder(out, manifest, settings.to_json(), force, to_write)
+    manifest = Manifest(out)
+    to_write = {n for c in cases for n in output_names(c.case_id, has_labels)}
+    removed = prepare_folder(out, manifest, settings.to_json(), force, to_write)
 
-    inputs_of = {c.case_id: _case_inputs(c) for c in cases}
-    todo = [c for c in cases if not _is_done(manifest.cases.get(c.case_id), inputs_of[c.case_id],
+    inputs_of = {c.case_id: case_inputs(c) for c in cases}
+    ct_channels = None
+    if settings.normalize == "ct":
+        ct_channels, more = _ct_statistics(cases, inputs_of, out, settings, manifest, force,
+                                           to_write, allow_nonfinite, progress)
+        removed += more
+    todo = [c for c in cases if not is_done(manifest.cases.get(c.case_id), inputs_of[c.case_id],
                                              out)]
-    for case in todo:  # every header before any data: a bad case fails in seconds, not hours
-        check_shapes(case, settings.level)
+    _check_headers(todo, settings, manifest)
     todo_ids = {c.case_id for c in todo}
     converted, skipped = [], []
     bar = _Progress(len(cases), progress)
@@ -381,14 +438,24 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
         for case in cases:
             if case.case_id in todo_ids:
                 bar.begin(case.case_id)
-                _convert_case(case, out, settings, manifest, inputs_of[case.case_id])
+                found = _convert_case(case, out, settings, manifest, inputs_of[case.case_id],
+                                      allow_nonfinite, ct_channels)
+                if found:
+                    bar.note(f"case {case.case_id!r}: {_listed(found)}, written as they are "
+                             f"(--allow-nonfinite)")
                 converted.append(case.case_id)
             else:
                 skipped.append(case.case_id)
             bar.step(case.case_id, skipped=case.case_id not in todo_ids)
     finally:
         bar.close()
-    return ConvertReport(out, converted, skipped, removed, has_labels)
+    normalization: dict[str, Any] = {"scheme": settings.normalize}
+    if ct_channels is not None:
+        normalization["channels"] = ct_channels
+    nonfinite = {c.case_id: [Nonfinite(p, *counts) for p, counts in
+                             manifest.cases[c.case_id].get("nonfinite", {}).items()]
+                 for c in cases if manifest.cases[c.case_id].get("nonfinite")}
+    return ConvertReport(out, converted, skipped, removed, has_labels, normalization, nonfinite)
 
 
 def _check_out_dir(out: str, cases: Sequence[Case]) -> None:
@@ -434,6 +501,14 @@ def main(argv: Sequence[str]) -> int:
     p.add_argument("--label-dtype", default="int16", choices=_LABEL_DTYPES)
     p.add_argument("--level", type=int, default=0, help="OME-Zarr inputs: the resolution level "
                    "to read (default 0, the highest)")
+    p.add_argument("--normalize", default="none", choices=SCHEMES,
+                   help="intensity normalisation, nnU-Net's schemes (default: none, the raw "
+                   "intensities): zscore per case and channel; zscore-nonzero inside the nonzero "
+                   "region and the labels; ct: clip to the dataset's foreground 0.5/99.5 "
+                   "percentiles, then z-score with its foreground mean and std (needs labels); "
+                   "rescale to [0, 1] per case and channel")
+    p.add_argument("--allow-nonfinite", action="store_true", help="write images that hold NaN "
+                   "or Inf (reported per case) instead of refusing them")
     p.add_argument("--force", action="store_true", help="write over other settings' outputs "
                    "and foreign .b2nd files")
     p.add_argument("--no-progress", action="store_true")
@@ -444,8 +519,9 @@ def main(argv: Sequence[str]) -> int:
                          chunks=args.chunks, blocks=args.blocks, codec=args.codec,
                          clevel=args.clevel, filters=filters,
                          image_dtype=None if args.keep_dtype else "float32",
-                         label_dtype=args.label_dtype, level=args.level, force=args.force,
-                         progress=not args.no_progress)
+                         label_dtype=args.label_dtype, level=args.level,
+                         normalize=args.normalize, allow_nonfinite=args.allow_nonfinite,
+                         force=args.force, progress=not args.no_progress)
     except (ConvertError, ImportError, OSError, ValueError) as e:
         print(f"patchfeed convert: error: {e}", file=sys.stderr)
         return 1
@@ -454,5 +530,36 @@ def main(argv: Sequence[str]) -> int:
     print(f"patchfeed convert: {len(report.converted)} converted, {len(report.skipped)} "
           f"skipped{f', {len(report.removed)} old files removed' if report.removed else ''} "
           f"-> {report.out_dir}; open with {opener}")
+    for line in summary_lines(report):
+        print(f"patchfeed convert: {line}")
     return 0
+
+
+def summary_lines(report: ConvertReport, most: int = 10) -> list[str]:
+    """What a user should know about the values written: the normalisation and where its
+    parameters are, and the cases holding NaN or Inf."""
+    lines = []
+    scheme = report.normalization.get("scheme", "none")
+    manifest = os.path.join(report.out_dir, MANIFEST_NAME)
+    if scheme == "none":
+        lines.append("images hold the raw intensities (--normalize none)")
+    elif scheme == "ct":
+        stats = "; ".join(f"channel {c}: clipped to [{s['percentile_00_5']:.6g}, "
+                          f"{s['percentile_99_5']:.6g}], mean {s['mean']:.6g}, "
+                          f"std {s['std']:.6g}"
+                          for c, s in enumerate(report.normalization["channels"]))
+        lines.append(f"images normalised with nnU-Net's ct scheme and the dataset's foreground "
+                     f"statistics ({stats}; also in {manifest}, 'ct_statistics')")
+    else:
+        lines.append(f"images normalised with nnU-Net's {scheme} scheme per case and channel "
+                     f"(each case's parameters: {manifest}, 'cases' -> 'normalization')")
+    if report.nonfinite:
+        listed = ", ".join(
+            f"{cid} (" + "; ".join(f"{os.path.basename(f.path)}: {f.nan} NaN, {f.inf} Inf"
+                                   for f in found) + ")"
+            for cid, found in list(report.nonfinite.items())[:most])
+        more = len(report.nonfinite) - most
+        lines.append(f"{len(report.nonfinite)} cases hold NaN or Inf, written as they are "
+                     f"(--allow-nonfinite): {listed}{f' and {more} more' if more > 0 else ''}")
+    return lines
 

@@ -118,6 +118,7 @@ def find_cases(inputs: Any, labels: PathLike | None = None) -> list[Case]:
     """The cases `inputs` describe (see the module docstring), sorted by id; reads no data."""
     if isinstance(inputs, (str, os.PathLike)):
         path = os.fspath(inputs)
+        _check_exists(path)
         node = zarr_node(path) if os.path.isdir(path) else None
         folder = os.path.isdir(path) and not _is_zarr(path)
         if labels is not None and not folder:
@@ -324,13 +325,17 @@ def _cases_from_list(items: Sequence[Any], base_dir: str | None) -> list[Case]:
             raise ConvertError(f"case {i}: 'image' is empty")
         label = resolve(item["label"]) if item.get("label") is not None else None
         for p in images + ([label] if label else []):
+            _check_exists(p)
             if _strip_extension(os.path.basename(p.rstrip("/"))) is None and not (
                     os.path.isdir(p) and zarr_node(p) is not None):
                 raise ConvertError(f"{p}: unsupported file type (convert reads {_SUPPORTED})")
-            if not os.path.exists(p):
-                raise ConvertError(f"{p}: no such file")
         cases.append(Case(str(item.get("id") or _derived_id(images, label)), tuple(images), label))
     return cases
+
+
+def _check_exists(path: str) -> None:
+    if not os.path.exists(path):
+        raise ConvertError(f"no such file or folder: {path}")
 
 
 def _derived_id(images: Sequence[str], label: str | None) -> str:
@@ -424,8 +429,9 @@ def _read(path: str, level: int) -> np.ndarray:
     return _channels_first(np.asarray(data), path)
 
 
-def check_shapes(case: Case, level: int) -> None:
-    """Channels and label must cover the same voxels: checked on headers, before any data."""
+def check_shapes(case: Case, level: int) -> tuple[int, ...]:
+    """Channels and label must cover the same voxels: checked on headers, before any data.
+    Returns the image's (C, *spatial) shape."""
     shapes = {p: _probe_shape(p, level) for p in case.images}
     if case.label is not None:
         shapes[case.label] = _probe_shape(case.label, level)
@@ -435,25 +441,99 @@ def check_shapes(case: Case, level: int) -> None:
     if len({s[1:] for s in shapes.values()}) > 1:
         listed = ", ".join(f"{os.path.basename(p)} {s[1:]}" for p, s in shapes.items())
         raise ConvertError(f"case {case.case_id!r}: channel and label shapes differ: {listed}")
+    first = shapes[case.images[0]]
+    return (sum(shapes[p][0] for p in case.images), *first[1:])
 
 
-def read_image(case: Case, dtype: np.dtype | None, level: int) -> np.ndarray:
+@dataclasses.dataclass(frozen=True)
+class Nonfinite:
+    """How many NaN and Inf values the channels from one input file hold."""
+
+    path: str
+    nan: int
+    inf: int
+
+
+# Non-finite values are counted a slice at a time, so the mask of each slice stays in cache
+# and no mask of the whole case is allocated: 256 Ki items, 1 MiB of float32.
+_COUNT_ITEMS = 1 << 18
+
+
+def count_nonfinite(a: np.ndarray) -> tuple[int, int]:
+    """(NaN, +-Inf) counts of `a`; integer arrays hold neither."""
+    if a.dtype.kind != "f":
+        return 0, 0
+    flat = a.reshape(-1)
+    finite = np.empty(min(flat.size, _COUNT_ITEMS), dtype=bool)
+    nan = inf = 0
+    for start in range(0, flat.size, _COUNT_ITEMS):
+        piece = flat[start:start + _COUNT_ITEMS]
+        ok = finite[:piece.size]
+        np.isfinite(piece, out=ok)
+        if ok.all():
+            continue
+        bad = piece.size - int(np.count_nonzero(ok))
+        n = int(np.count_nonzero(np.isnan(piece)))
+        nan, inf = nan + n, inf + bad - n
+    return nan, inf
+
+
+def _check_integer_cast(path: str, a: np.ndarray, dtype: np.dtype) -> None:
+    """Float data cast to an integer image dtype: NaN, Inf and values out of range would
+    become arbitrary integers."""
+    nan, inf = count_nonfinite(a)
+    if nan or inf:
+        raise ConvertError(f"{path}: {nan} NaN and {inf} Inf values cannot be stored as {dtype}")
+    info = np.iinfo(dtype)
+    lo, hi = a.min(), a.max()
+    if lo < info.min or hi > info.max:
+        raise ConvertError(f"{path}: values {lo}..{hi} do not fit the image dtype {dtype}")
+
+
+def nonfinite_by_file(image: np.ndarray, files: Sequence[tuple[str, int]]) -> list[Nonfinite]:
+    """The input files whose channels of `image` hold NaN or Inf; `files` lists each file with
+    its number of channels, in channel order (as `read_image` returns them)."""
+    found = []
+    c = 0
+    for path, n in files:
+        nan, inf = count_nonfinite(image[c:c + n])
+        c += n
+        if nan or inf:
+            found.append(Nonfinite(path, nan, inf))
+    return found
+
+
+def read_image(case: Case, dtype: np.dtype | None,
+               level: int) -> tuple[np.ndarray, list[tuple[str, int]]]:
     """The channels stacked as (C, *spatial) C-ordered, cast to `dtype` (None: the sources'
-    common dtype, native byte order)."""
+    common dtype, native byte order), and each input file with its number of channels."""
     parts = [_read(p, level) for p in case.images]
     for p, a in zip(case.images, parts):
         if a.dtype.kind not in "biuf":
             raise ConvertError(f"{p}: dtype {a.dtype} is not a real number type")
-    out_dtype = dtype or np.result_type(*parts).newbyteorder("=")
-    return np.concatenate(parts, axis=0, dtype=out_dtype) if len(parts) > 1 else \
-        np.ascontiguousarray(parts[0], dtype=out_dtype)
+    out_dtype = np.dtype(dtype or np.result_type(*parts).newbyteorder("="))
+    if out_dtype.kind in "biu":
+        for p, a in zip(case.images, parts):
+            if a.dtype.kind == "f":
+                _check_integer_cast(p, a, out_dtype)
+    out = np.empty((sum(len(a) for a in parts), *parts[0].shape[1:]), dtype=out_dtype)
+    c = 0
+    with np.errstate(over="ignore"):  # float64 beyond float32 becomes Inf, counted by convert
+        for a in parts:
+            out[c:c + len(a)] = a
+            c += len(a)
+    return out, [(p, len(a)) for p, a in zip(case.images, parts)]
 
 
 def read_label(path: str, dtype: np.dtype, level: int) -> np.ndarray:
     """The label map as `dtype`; non-integer values or values out of range are errors."""
     a = _read(path, level)
     if a.dtype.kind == "f":
-        bad = a != np.rint(a)  # NaN is unequal to itself, so it is caught too
+        nan, inf = count_nonfinite(a)
+        if nan or inf:
+            raise ConvertError(f"{path}: a label map needs integer values, found {nan} NaN and "
+                               f"{inf} Inf")
+        bad = a != np.rint(a)
         if bad.any():
             raise ConvertError(f"{path}: a label map needs integer values, found "
                                f"{a[bad][0]}")
