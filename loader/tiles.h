@@ -65,8 +65,10 @@ struct TileConfig {
   /// each slice of the first axis (nnU-Net's 2d configuration, TileGrid).
   std::vector<int64_t> tile_size;
   double overlap = 0.5;  ///< in [0, 1); nnU-Net's tile_step_size is 1 - overlap
-  int read_ahead = 2;    ///< tiles read while the consumer holds one (the ring has one more)
-  int num_threads = 0;   ///< arena size; 0: every core
+  /// Tiles read while the consumer holds one (>= 1: a loop holds a tile while it asks for
+  /// the next); the ring has read_ahead + 1 tile buffers.
+  int read_ahead = 2;
+  int num_threads = 0;  ///< arena size; 0: every core
   codec::IoMode io_mode = codec::IoMode::kMmap;
   PinMode pin_memory = PinMode::kAuto;
   /// A tile's array of fewer bytes is read by one task; a larger one is split into tasks of

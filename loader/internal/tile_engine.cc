@@ -20,9 +20,14 @@ Status CheckOptions(const TileConfig& c) {
     return InvalidArgumentError(StrCat("tiles: case index ", c.case_index, " is outside the ",
                                        c.dataset.num_cases(), " cases of the dataset"));
   }
-  if (c.read_ahead < 0 || c.num_threads < 0 || c.min_task_bytes < 0 || c.memory_budget < 0) {
+  if (c.read_ahead < 1) {
+    // A loop holds the tile it works on while it asks for the next one: with no buffer
+    // besides that one, the next could never be read.
+    return InvalidArgumentError(StrCat("tiles: read_ahead must be >= 1, not ", c.read_ahead));
+  }
+  if (c.num_threads < 0 || c.min_task_bytes < 0 || c.memory_budget < 0) {
     return InvalidArgumentError(
-        "tiles: read_ahead, num_threads, min_task_bytes and memory_budget must be >= 0");
+        "tiles: num_threads, min_task_bytes and memory_budget must be >= 0");
   }
   return Status::Ok();
 }
@@ -211,8 +216,14 @@ Result<std::optional<Tile>> TileEngine::NextFor(
   if (finished_ && !scheduler_.stopped()) {
     return std::optional<Tile>(Tile());
   }
-  PATCHFEED_ASSIGN_OR_RETURN(std::optional<SlotScheduler::Delivery> delivery,
-                             scheduler_.NextFor(deadline));
+  Result<std::optional<SlotScheduler::Delivery>> next = scheduler_.NextFor(deadline);
+  if (!next.ok() && next.status().code() == StatusCode::kResourceExhausted) {
+    return ResourceExhaustedError(
+        StrCat("tiles: the consumer holds all ", ring_.ring_size(),
+               " tile buffers (read_ahead + 1); free a tile's arrays before asking for the "
+               "next, copy what you keep, or raise read_ahead"));
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(std::optional<SlotScheduler::Delivery> delivery, std::move(next));
   if (!delivery) {
     return std::optional<Tile>();
   }

@@ -270,6 +270,10 @@ TEST_F(TileReaderTest, RefusesBadOptions) {
   c.arrays = {{"label", std::nullopt}};
   EXPECT_THAT(TileReader::Create(c).status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("no array 'label'")));
+  c = Config({12, 8, 10}, 0.5);
+  c.read_ahead = 0;
+  EXPECT_THAT(TileReader::Create(c).status(),
+              StatusIs(StatusCode::kInvalidArgument, HasSubstr("read_ahead must be >= 1")));
   c = Config({1 << 20, 1 << 20, 1 << 20}, 0.5);
   EXPECT_THAT(TileReader::Create(c).status(),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("memory budget")));
@@ -286,7 +290,7 @@ TEST_F(TileReaderTest, HoldingEveryBufferIsAnErrorNotAHang) {
   ASSERT_OK_AND_ASSIGN(Tile a, tiles->Next());
   ASSERT_OK_AND_ASSIGN(Tile b, tiles->Next());
   EXPECT_THAT(tiles->Next().status(),
-              StatusIs(StatusCode::kResourceExhausted, HasSubstr("release")));
+              StatusIs(StatusCode::kResourceExhausted, HasSubstr("holds all 2 tile buffers")));
   a.Release();
   ASSERT_OK_AND_ASSIGN(Tile next, tiles->Next());
   EXPECT_EQ(next.index(), 2);
