@@ -11,6 +11,7 @@ buffer sharing, the GIL and Ctrl-C."""
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,8 @@ zarr = pytest.importorskip("zarr")
 sliding = pytest.importorskip("nnunetv2.inference.sliding_window_prediction")
 from acvl_utils.cropping_and_padding.padding import pad_nd_image  # noqa: E402
 from nnunetv2.inference.predict_from_raw_data import nnUNetPredictor  # noqa: E402
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # (case shape (C, *spatial), tile): a 3-D case smaller than the tile along one axis, a 2-D
 # case smaller along one axis, a 3-D case tiled slice by slice (nnU-Net's 2d), and a case
@@ -343,3 +346,14 @@ def test_keyboard_interrupt_while_waiting_loses_no_tile(big_case):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "interrupted after" in proc.stdout
+
+
+def test_sliding_window_example_runs(tmp_path):
+    import runpy
+
+    example = REPO_ROOT / "examples" / "sliding_window" / "predict.py"
+    main = runpy.run_path(str(example))["main"]
+    seg = main(["--generate", str(tmp_path / "case.b2nd"), "--patch", "64,64,64",
+                "--out", str(tmp_path / "seg.b2nd")])
+    assert seg.shape == (80, 96, 72)
+    assert patchfeed.open_array(str(tmp_path / "seg.b2nd")).shape == (1, 80, 96, 72)
