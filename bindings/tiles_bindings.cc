@@ -9,7 +9,6 @@
 // and runs Python's signal handlers between slices, so Ctrl-C raises KeyboardInterrupt
 // promptly; a slice that ends without a tile moved nothing. No thread is started here.
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -23,6 +22,7 @@
 
 #include "bindings/dlpack_export.h"
 #include "bindings/gil_release.h"
+#include "bindings/sliced_wait.h"
 #include "bindings/status_to_exception.h"
 #include "loader/dataset.h"
 #include "loader/tiles.h"
@@ -121,30 +121,13 @@ class PyTileReader {
   /// The next tile, or None after the last. Waits in slices of `poll_seconds` without the GIL.
   std::optional<PyTile> Next(double poll_seconds) {
     const std::shared_ptr<TileReader> r = Use();
-    const double seconds = poll_seconds >= 1e-3 ? std::min(poll_seconds, 60.0) : 1e-3;
-    const auto slice = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::duration<double>(seconds));
-    while (true) {
-      Result<std::optional<Tile>> got = InternalError("not run");
-      {
-        ScopedGilRelease release;
-        got = r->NextFor(slice);
-      }
-      if (reader_ == nullptr) {
-        throw py::value_error("the tile reader is closed");
-      }
-      ThrowIfError(got.status());
-      if (got->has_value()) {
-        Tile tile = std::move(**got);
-        if (!tile) {
-          return std::nullopt;  // past the last tile
-        }
-        return PyTile(std::move(tile));
-      }
-      if (PyErr_CheckSignals() != 0) {
-        throw py::error_already_set();
-      }
+    Tile tile = WaitInSlices<Tile>(
+        poll_seconds, [&](std::chrono::nanoseconds slice) { return r->NextFor(slice); },
+        [this] { Use(); });  // closed from another thread meanwhile: no tile reaches Python
+    if (!tile) {
+      return std::nullopt;  // past the last tile
     }
+    return PyTile(std::move(tile));
   }
 
   void Close() {
