@@ -10,6 +10,7 @@ void RegisterCodec(pybind11::module_& m);
 void RegisterFrames(pybind11::module_& m);
 void RegisterLayout(pybind11::module_& m);
 void RegisterLoader(pybind11::module_& m);
+void RegisterTiles(pybind11::module_& m);
 void RegisterForeground(pybind11::module_& m);
 void RegisterCli(pybind11::module_& m);
 void RegisterAugmentSpatial(pybind11::module_& m);
@@ -24,6 +25,7 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterFrames(m);
   patchfeed::internal_python::RegisterLayout(m);
   patchfeed::internal_python::RegisterLoader(m);
+  patchfeed::internal_python::RegisterTiles(m);
   patchfeed::internal_python::RegisterForeground(m);
   patchfeed::internal_python::RegisterCli(m);
   // Augmentations live in _core.augment; the spatial and intensity files each add theirs.
