@@ -5,6 +5,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include <zstd.h>
@@ -322,14 +323,59 @@ size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
   return used;
 }
 
-// Decodes `count` symbols of one Huffman stream; true when they use its bits exactly.
-bool WalkHuffmanStream(const uint8_t* src, size_t size, size_t count, const HuffmanTable& t) {
+// One Huffman literal stream being walked: `count` literals still to decode from the `left`
+// bits before the current position.
+struct HuffmanCursor {
+  const uint8_t* src;
+  size_t size;
+  size_t count;
+  int64_t left;
+};
+
+// Advances all streams of a literals section while each has 4 literals and 64 bits to go:
+// the 8 bytes ending at the byte that holds a stream's next unread bit, shifted so that bit is
+// the top one, hold at least 57 bits, and four codes take at most 48. The streams are
+// independent, so the processor overlaps their table look-ups.
+void WalkHuffmanStreamsFast(std::span<HuffmanCursor> streams, const HuffmanTable& t) {
+  const int shift = 64 - t.log;
+  while (true) {
+    for (const HuffmanCursor& c : streams) {
+      if (c.count < 4 || c.left < 64)
+        return;
+    }
+    for (HuffmanCursor& c : streams) {
+      const int64_t first = ((c.left - 1) >> 3) - 7;
+      uint64_t window = LoadLE<uint64_t>(c.src + first) << (8 * first + 64 - c.left);
+      int64_t used = 0;
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t bits = t.bits[window >> shift];
+        window <<= bits;
+        used += bits;
+      }
+      c.left -= used;
+      c.count -= 4;
+    }
+  }
+}
+
+// Decodes the rest of one stream; true when its last literal ends exactly at the stream's start.
+bool FinishHuffmanStream(const HuffmanCursor& c, const HuffmanTable& t) {
+  BackwardBits in;
+  if (!in.Init(c.src, c.size))
+    return false;
+  in.Skip(static_cast<int>(in.left() - c.left));
+  for (size_t i = 0; i < c.count && in.left() >= 0; ++i)
+    in.Skip(t.bits[in.Peek(t.log)]);
+  return in.left() == 0;
+}
+
+// Starts a cursor at the end mark; false when the stream is empty or has none.
+bool StartHuffmanStream(const uint8_t* src, size_t size, size_t count, HuffmanCursor* c) {
   BackwardBits in;
   if (!in.Init(src, size))
     return false;
-  for (size_t i = 0; i < count && in.left() >= 0; ++i)
-    in.Skip(t.bits[in.Peek(t.log)]);
-  return in.left() == 0;
+  *c = {src, size, count, in.left()};
+  return true;
 }
 
 // What carries over from block to block within a frame, seeded by the dictionary.
@@ -477,7 +523,11 @@ Status FrameWalker::WalkLiterals(size_t begin, size_t end, EntropyState* e, size
     return Fail(begin, "literals reuse a Huffman table that was never sent");
   }
   if (size_format == 0) {
-    if (!WalkHuffmanStream(q, left, regenerated, e->huffman))
+    HuffmanCursor c;
+    if (!StartHuffmanStream(q, left, regenerated, &c))
+      return Fail(begin, "the Huffman literal stream has no end mark");
+    WalkHuffmanStreamsFast({&c, 1}, e->huffman);
+    if (!FinishHuffmanStream(c, e->huffman))
       return Fail(begin, "the Huffman literal stream does not end with its last literal");
     return Status::Ok();
   }
@@ -490,15 +540,23 @@ Status FrameWalker::WalkLiterals(size_t begin, size_t end, EntropyState* e, size
     return Fail(begin, "Huffman jump table points past the literals");
   const std::array<size_t, 4> sizes = {first[0], first[1], first[2], left - 6 - sum};
   const size_t segment = (regenerated + 3) / 4;
+  std::array<HuffmanCursor, 4> cursors;
   const uint8_t* stream = q + 6;
   for (int i = 0; i < 4; ++i) {
     const size_t count = i < 3 ? segment : regenerated - 3 * segment;
-    if (!WalkHuffmanStream(stream, sizes[i], count, e->huffman)) {
-      return Fail(static_cast<size_t>(stream - base_), StrCat("Huffman literal stream ", i + 1,
-                                                              " of 4 does not end with its last "
-                                                              "literal"));
+    if (!StartHuffmanStream(stream, sizes[i], count, &cursors[i])) {
+      return Fail(static_cast<size_t>(stream - base_),
+                  StrCat("Huffman literal stream ", i + 1, " of 4 has no end mark"));
     }
     stream += sizes[i];
+  }
+  WalkHuffmanStreamsFast(cursors, e->huffman);
+  for (int i = 0; i < 4; ++i) {
+    if (!FinishHuffmanStream(cursors[i], e->huffman)) {
+      return Fail(
+          static_cast<size_t>(cursors[i].src - base_),
+          StrCat("Huffman literal stream ", i + 1, " of 4 does not end with its last literal"));
+    }
   }
   return Status::Ok();
 }
