@@ -99,6 +99,14 @@ class BackwardBits {
     Skip(n);
     return v;
   }
+  /// Read() for a caller that knows at least 64 bits are left: the 8 bytes ending at the byte
+  /// that holds the next unread bit, shifted so that bit is the top one, hold n <= 32 bits.
+  uint32_t ReadFast(int n) {
+    const int64_t first = ((left_ - 1) >> 3) - 7;
+    const uint64_t window = LoadLE<uint64_t>(data_ + first) << (8 * first + 64 - left_);
+    left_ -= n;
+    return static_cast<uint32_t>((window >> 1) >> (63 - n));  // n = 0 reads 0
+  }
   /// Bits not read yet; negative after an overflow.
   int64_t left() const { return left_; }
 
@@ -655,11 +663,16 @@ Status FrameWalker::WalkSequences(size_t begin, size_t end, EntropyState* e) {
   uint32_t of_state = in.Read(of.log);
   uint32_t ml_state = in.Read(ml.log);
   std::array<uint64_t, 3>& rep = e->reps;
+  // A sequence reads at most 31 + 16 + 16 offset and length bits and 9 + 9 + 8 state bits;
+  // with 160 bits left every read of it may take the fast path.
+  constexpr int64_t kFastBits = 160;
   for (size_t i = 0; i < num_sequences; ++i) {
+    const bool fast = in.left() >= kFastBits;
+    const auto read = [&in, fast](int n) { return fast ? in.ReadFast(n) : in.Read(n); };
     const FseState& l = ll.states[ll_state];
     const FseState& o = of.states[of_state];
     const FseState& m = ml.states[ml_state];
-    const uint64_t offset_value = (uint64_t{1} << o.symbol) + in.Read(o.symbol);
+    const uint64_t offset_value = (uint64_t{1} << o.symbol) + read(o.symbol);
     in.Skip(kMatchLengthExtraBits[m.symbol]);
     in.Skip(kLiteralsLengthExtraBits[l.symbol]);
     if (in.left() < 0)
@@ -680,9 +693,9 @@ Status FrameWalker::WalkSequences(size_t begin, size_t end, EntropyState* e) {
       }
     }
     if (i + 1 < num_sequences) {
-      ll_state = l.baseline + in.Read(l.bits);
-      ml_state = m.baseline + in.Read(m.bits);
-      of_state = o.baseline + in.Read(o.bits);
+      ll_state = l.baseline + read(l.bits);
+      ml_state = m.baseline + read(m.bits);
+      of_state = o.baseline + read(o.bits);
     }
   }
   if (in.left() < 0) {
