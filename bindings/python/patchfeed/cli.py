@@ -146,7 +146,8 @@ training batches from patchfeed's loader. nnU-Net finds trainers outside its own
 through the nnUNet_extTrainer variable; set it to this folder. Takes no options.
 
 example:
-  nnUNet_extTrainer=$(patchfeed nnunet-path) nnUNetv2_train 1 3d_fullres 0 -tr nnUNetTrainerPatchfeed
+  nnUNet_extTrainer=$(patchfeed nnunet-path) \\
+      nnUNetv2_train 1 3d_fullres 0 -tr nnUNetTrainerPatchfeed
 """
 
 
