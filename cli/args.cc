@@ -52,7 +52,12 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& args,
       }
       parsed.options[name].push_back(*value);
     } else {
-      return InvalidArgumentError("unknown option --" + name);
+      std::string known;
+      for (const auto* names : {&value_options, &flag_options}) {
+        for (const std::string& n : *names)
+          known += (known.empty() ? "--" : ", --") + n;
+      }
+      return InvalidArgumentError("unknown option --" + name + " (the options are " + known + ")");
     }
   }
   return parsed;

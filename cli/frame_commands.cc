@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/array_stats.h"
 #include "cli/commands.h"
 #include "cli/file_io.h"
 #include "codec/array_reader.h"
@@ -143,8 +144,18 @@ Result<int> ParseLevel(const ParsedArgs& args) {
   return InvalidArgumentError("--level expects a level number (0, 1, ...), got '" + *text + "'");
 }
 
+// The "stats" entry of `info --stats` (opening the array through the normal read path), or
+// nothing without the flag.
+Result<std::string> StatsEntry(const ParsedArgs& args, int level) {
+  if (!args.has_flag("stats"))
+    return std::string();
+  PATCHFEED_ASSIGN_OR_RETURN(const auto array, codec::OpenArray(args.positional[0], {}, level));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, ArrayStatsJson(*array));
+  return ",\n  \"stats\": " + stats;
+}
+
 // What every array says about itself: the zarr arrays' `info`.
-Status PrintArrayInfo(const codec::ArrayReader& array) {
+Status PrintArrayInfo(const codec::ArrayReader& array, const std::string& stats) {
   const codec::NdGeometry& g = array.geometry();
   std::string json = "{\n";
   auto add = [&](const std::string& key, const std::string& value) {
@@ -161,7 +172,7 @@ Status PrintArrayInfo(const codec::ArrayReader& array) {
       add("inner_chunks", JsonList(g.blockshape));
   }
   add("nchunks", std::to_string(g.nchunks));
-  json += "\n}\n";
+  json += stats + "\n}\n";
   std::fputs(json.c_str(), stdout);
   return Status::Ok();
 }
@@ -169,14 +180,15 @@ Status PrintArrayInfo(const codec::ArrayReader& array) {
 }  // namespace
 
 Status RunInfo(const std::vector<std::string>& argv) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"level"}, {}));
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"level"}, {"stats"}));
   if (args.positional.size() != 1)
-    return InvalidArgumentError("usage: patchfeed info PATH [--level N]");
+    return InvalidArgumentError("usage: patchfeed info PATH [--level N] [--stats]");
   PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
   if (codec::IsZarrPath(args.positional[0]) || level != 0) {
     // Zarr arrays and OME-Zarr groups; frames (b2nd or not) get the frame's own fields below.
     PATCHFEED_ASSIGN_OR_RETURN(const auto array, codec::OpenArray(args.positional[0], {}, level));
-    return PrintArrayInfo(*array);
+    PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, level));
+    return PrintArrayInfo(*array, stats);
   }
   PATCHFEED_ASSIGN_OR_RETURN(const codec::FrameReader frame,
                              codec::FrameReader::Open(args.positional[0]));
@@ -219,7 +231,8 @@ Status RunInfo(const std::vector<std::string>& argv) {
   add("cbytes", std::to_string(f.cbytes));
   add("metalayers", JsonStrings(metalayers));
   add("vlmetalayers", JsonStrings(f.vlmetalayer_names));
-  json += "\n}\n";
+  PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, level));
+  json += stats + "\n}\n";
   std::fputs(json.c_str(), stdout);
   return Status::Ok();
 }

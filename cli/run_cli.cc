@@ -11,30 +11,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/help_text.h"
 
 namespace patchfeed::cli {
 
 namespace {
-
-constexpr std::string_view kUsage =
-    "usage: patchfeed <command> [args]\n"
-    "commands:\n"
-    "  demo [--dir D] [--cases N] [--steps S] [--threads T] [--batch B] [--patch Z,Y,X]\n"
-    "        [--io mmap|pread] [--io-depth N]\n"
-    "                                  write a small nnU-Net-like dataset, run the loader\n"
-    "                                  (pread: N reads in flight, 0 synchronous; default 64)\n"
-    "  demo --codec [--mb N]           encode and decode generated data, print throughput\n"
-    "  compress IN OUT [options]       encode a raw file as one Blosc chunk\n"
-    "      --typesize N --codec blosclz|lz4|lz4hc|zlib|zstd --clevel 0-9\n"
-    "      --filter none|shuffle|bitshuffle|delta|trunc_prec|bytedelta[,...]\n"
-    "      [--split auto|always|never] [--blocksize B] [--blosc1] [--dict]\n"
-    "  decompress IN OUT [--max-bytes N]\n"
-    "                                  decode one Blosc1 or Blosc2 chunk to raw bytes\n"
-    "                                  (refused above N bytes, default 1 GiB)\n"
-    "  info PATH [--level N]           a .b2nd frame's or zarr array's metadata as JSON\n"
-    "  read PATH [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
-    "        [--level N]               write a box of the array (C order), padded outside;\n"
-    "                                  PATH: .b2nd, zarr v2/v3, OME-Zarr (--level)\n";
 
 using Command = Status (*)(const std::vector<std::string>&);
 
@@ -53,22 +34,40 @@ Command FindCommand(std::string_view name) {
   return nullptr;
 }
 
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help")
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int RunCli(const std::vector<std::string>& args) {
   if (args.empty()) {
-    std::fputs(kUsage.data(), stderr);
+    std::fputs(OverviewHelp().data(), stderr);
     return 2;
   }
   const std::string& command = args[0];
   if (command == "-h" || command == "--help" || command == "help") {
-    std::fputs(kUsage.data(), stdout);
+    const std::string_view help = args.size() > 1 ? CommandHelp(args[1]) : OverviewHelp();
+    std::fputs(help.empty() ? OverviewHelp().data() : help.data(), stdout);
+    return 0;
+  }
+  if (command == "-V" || command == "--version") {
+    std::fputs(VersionLine().data(), stdout);
     return 0;
   }
   const Command run = FindCommand(command);
   if (run == nullptr) {
-    std::fprintf(stderr, "patchfeed: unknown command '%s'\n%s", command.c_str(), kUsage.data());
+    std::fprintf(stderr, "patchfeed: unknown command '%s'\n%s", command.c_str(),
+                 OverviewHelp().data());
     return 2;
+  }
+  if (AsksForHelp(args)) {
+    std::fputs(CommandHelp(command).data(), stdout);
+    return 0;
   }
   Status status;
   try {
@@ -79,8 +78,15 @@ int RunCli(const std::vector<std::string>& args) {
     status = ResourceExhaustedError("out of memory");
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "patchfeed %s: %s\n", command.c_str(), status.ToString().c_str());
-    return status.code() == StatusCode::kInvalidArgument ? 2 : 1;
+    // Users read the message alone; the status code only picks the exit code.
+    std::fprintf(stderr, "patchfeed %s: %.*s\n", command.c_str(),
+                 static_cast<int>(status.message().size()), status.message().data());
+    if (status.code() == StatusCode::kInvalidArgument) {
+      std::fprintf(stderr, "(patchfeed %s --help lists its arguments and options)\n",
+                   command.c_str());
+      return 2;
+    }
+    return 1;
   }
   return 0;
 }

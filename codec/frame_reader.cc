@@ -143,6 +143,11 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 }  // namespace
 
 const std::vector<std::byte>* FrameInfo::metalayer(std::string_view name) const {
@@ -330,6 +335,11 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) 
 
 Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions options) {
   const bool dir = IsDirectory(path);
+  if (dir && !IsRegularFile(path + "/chunks.b2frame")) {
+    return NotFoundError(StrCat(path,
+                                " is a folder but not a zarr array, OME-Zarr image or sparse .b2nd "
+                                "frame (no .zarray, zarr.json or chunks.b2frame in it)"));
+  }
   PATCHFEED_ASSIGN_OR_RETURN(auto source,
                              OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));

@@ -18,6 +18,7 @@
 #endif
 
 #include "codec/blosclz.h"
+#include "codec/internal/zstd_frame_check.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec {
@@ -43,6 +44,8 @@ Status Corrupt(const char* codec, const std::string& what) {
 
 struct StreamDecoder::Contexts {
   ZSTD_DCtx* zstd = nullptr;
+  // Older libzstd lets some corrupt frames decode; they are then checked bit for bit.
+  bool check_zstd_frames = internal_codec::LinkedZstdMissesCorruption();
   // The last zstd dictionary seen, digested once: chunks of one frame usually share none, but
   // a block-wise reader decodes many blocks of one chunk in a row.
   ZSTD_DDict* ddict = nullptr;
@@ -138,6 +141,11 @@ Status StreamDecoder::Decode(CodecFormat format, std::span<const std::byte> src,
         return Corrupt("zstd", ZSTD_getErrorName(n));
       if (n != dst.size()) {
         return Corrupt("zstd", StrCat("decoded ", n, " bytes, expected ", dst.size()));
+      }
+      if (ctx_->check_zstd_frames) {
+        const Status st = internal_codec::CheckZstdFrames(src, dict);
+        if (!st.ok())
+          return Corrupt("zstd", std::string(st.message()));
       }
       return Status::Ok();
     }

@@ -2,6 +2,7 @@
 #include "codec/zarr_meta.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "codec/b2nd_meta.h"
@@ -235,14 +236,14 @@ Result<ZarrV2Meta> ParseZarrV2Meta(std::string_view json) {
   meta.dtype = dtype->get<std::string>();
   meta.itemsize = ItemSizeOfDtype(meta.dtype);
   PATCHFEED_RETURN_IF_ERROR(CheckDtype(meta.dtype, meta.itemsize));
+  if (!internal_codec::BoundedBytes(meta.shape, meta.itemsize,
+                                    std::numeric_limits<int64_t>::max())) {
+    return Bad("shape spans more than 2^63 - 1 bytes");
+  }
   // The chunk's size bounds every buffer a read allocates: checked before anything uses it.
-  int64_t bytes = meta.itemsize;
-  for (const int64_t c : meta.chunks) {
-    if (c > kMaxZarrChunkBytes / bytes) {
-      return ResourceExhaustedError(
-          StrCat(".zarray: chunks of more than ", kMaxZarrChunkBytes, " bytes"));
-    }
-    bytes *= c;
+  if (!internal_codec::BoundedBytes(meta.chunks, meta.itemsize, kMaxZarrChunkBytes)) {
+    return ResourceExhaustedError(
+        StrCat(".zarray: chunks of more than ", kMaxZarrChunkBytes, " bytes"));
   }
   const Json* order = Find(doc, "order");
   if (order == nullptr || !order->is_string() ||

@@ -12,6 +12,18 @@
 
 namespace patchfeed::internal_codec {
 
+std::optional<int64_t> BoundedBytes(const std::vector<int64_t>& extents, int64_t itemsize,
+                                    int64_t limit) {
+  int64_t bytes = itemsize;
+  for (const int64_t e : extents) {
+    if (e != 0 && bytes > limit / e) {
+      return std::nullopt;
+    }
+    bytes *= e;
+  }
+  return bytes;
+}
+
 Result<Json> ParseJsonObject(std::string_view text, std::string_view doc) {
   Json json = Json::parse(text, /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {

@@ -26,6 +26,11 @@ namespace patchfeed::internal_codec {
 
 using Json = nlohmann::json;
 
+/// Product of `extents` times `itemsize` when it is at most `limit`, else nullopt: how the
+/// metadata parsers bound an array's or chunk's byte size before anything multiplies it out.
+std::optional<int64_t> BoundedBytes(const std::vector<int64_t>& extents, int64_t itemsize,
+                                    int64_t limit);
+
 /// `text` as a JSON object; kDataLoss "`doc`: not valid JSON" or "`doc`: not a JSON object".
 Result<Json> ParseJsonObject(std::string_view text, std::string_view doc);
 

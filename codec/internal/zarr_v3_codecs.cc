@@ -41,18 +41,6 @@ Result<std::vector<int64_t>> ZarrV3IntList(const Json* v, const std::string& pat
   return out;
 }
 
-std::optional<int64_t> BoundedBytes(const std::vector<int64_t>& extents, int64_t itemsize,
-                                    int64_t limit) {
-  int64_t bytes = itemsize;
-  for (const int64_t e : extents) {
-    if (e != 0 && bytes > limit / e) {
-      return std::nullopt;
-    }
-    bytes *= e;
-  }
-  return bytes;
-}
-
 Result<ZarrV3Extension> ParseZarrV3Extension(const Json& v, const std::string& path,
                                              bool may_skip) {
   ZarrV3Extension e;

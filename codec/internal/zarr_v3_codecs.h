@@ -32,10 +32,6 @@ Status ZarrV3Unimplemented(std::string_view what);
 Result<std::vector<int64_t>> ZarrV3IntList(const Json* v, const std::string& path,
                                            int64_t min_value);
 
-/// Product of `extents` times `itemsize` when it is at most `limit`, else nullopt.
-std::optional<int64_t> BoundedBytes(const std::vector<int64_t>& extents, int64_t itemsize,
-                                    int64_t limit);
-
 /// An extension point's value (data type, chunk grid, chunk key encoding, codec, storage
 /// transformer): a short-hand name, or an object with "name" and optional "configuration" and
 /// "must_understand" (other members are ignored, as zarr-python does).

@@ -171,6 +171,9 @@ TEST(ZarrV2MetaTest, EachDamagedOrUnsupportedFieldNamesItself) {
       {"    10,\n", "    -10,\n", StatusCode::kDataLoss, "'shape' holds -10"},
       {"    10,\n", "    10.5,\n", StatusCode::kDataLoss, "'shape' holds 10.5"},
       {"    10,\n", "    99999999999999999999,\n", StatusCode::kDataLoss, "'shape'"},
+      // 2^62 x 20 x 30 float32 items: each extent fits int64, the byte size does not.
+      {"    10,\n", "    4611686018427387904,\n", StatusCode::kDataLoss,
+       "shape spans more than 2^63 - 1 bytes"},
       {"    4,\n", "    0,\n", StatusCode::kDataLoss, "'chunks' holds 0"},
       {"    4,\n", "", StatusCode::kDataLoss, "'chunks' has 2 entries for 3"},
       {"    4,\n", "    40000000,\n", StatusCode::kResourceExhausted, "chunks of more than"},

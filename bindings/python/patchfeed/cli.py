@@ -177,6 +177,33 @@ def _run_cpp(argv: Sequence[str], quiet: bool = False) -> int:
         os.close(saved)
 
 
+NNUNET_PATH_HELP = """\
+usage: patchfeed nnunet-path
+
+Prints the folder that holds nnUNetTrainerPatchfeed, the nnU-Net v2 trainer that draws its
+training batches from patchfeed's loader. nnU-Net finds trainers outside its own package
+through the nnUNet_extTrainer variable; set it to this folder. Takes no options.
+
+example:
+  nnUNet_extTrainer=$(patchfeed nnunet-path) \\
+      nnUNetv2_train 1 3d_fullres 0 -tr nnUNetTrainerPatchfeed
+"""
+
+
+def _nnunet_path(argv: Sequence[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        sys.stdout.write(NNUNET_PATH_HELP)
+        return 0
+    if argv:
+        sys.stderr.write(f"patchfeed nnunet-path: takes no arguments, got {' '.join(argv)}\n"
+                         "(patchfeed nnunet-path --help explains it)\n")
+        return 2
+    from patchfeed.nnunet import trainer_path
+
+    print(trainer_path())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs `patchfeed ARGV...` and returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -191,11 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return show_main(args[1:])
     if args and args[0] == "nnunet-path":
-        # nnUNet_extTrainer=$(patchfeed nnunet-path) nnUNetv2_train ... -tr nnUNetTrainerPatchfeed
-        from patchfeed.nnunet import trainer_path
-
-        print(trainer_path())
-        return 0
+        return _nnunet_path(args[1:])
     code = _run_cpp(args)
     if not args or args[0] in ("-h", "--help", "help"):
         # The C++ usage lists its own commands; bench, nnunet-path and convert are the package's.
