@@ -77,9 +77,11 @@ Status CheckOptions(const LoaderConfig& c) {
     const auto dims = static_cast<size_t>(a.spatial_dims);
     const bool slab = IsSlab2d(c);
     if (c.sampler.patch_size.size() != dims && !slab) {
-      return InvalidArgumentError(StrCat(
-          "loader: augmentation for ", dims, "-D patches, the sampler's crop has ",
-          c.sampler.patch_size.size(), " axes (2-D patches of 3-D cases take a (1, Y, X) crop)"));
+      return InvalidArgumentError(
+          StrCat("loader: the augmentation's patch_size has ", dims,
+                 " dimensions but patch_size (the crop the sampler draws) has ",
+                 c.sampler.patch_size.size(), "; give ", dims,
+                 dims == 2 ? ", or a (1, Y, X) crop for 2-D patches from 3-D cases" : ""));
     }
     const size_t lead = slab ? 1 : 0;
     for (size_t d = 0; d < dims; ++d) {

@@ -300,6 +300,9 @@ def test_without_check_finite_the_values_are_delivered(nan_dataset):
         ({"max_open_files": 0}, "loader: max_open_files must be at least 1 (got 0)"),
         ({"case_weights": [1, 1]},
          "loader: case_weights has 2 weights for 4 cases; give one per case, in dataset order"),
+        ({"augmentation": {"patch_size": (8, 8)}},
+         "loader: the augmentation's patch_size has 2 dimensions but patch_size (the crop the "
+         "sampler draws) has 3; give 2, or a (1, Y, X) crop for 2-D patches from 3-D cases"),
         ({"rank": 2, "world_size": 2},
          "sampler: rank must be in [0, world_size) (got rank 2, world_size 2)"),
     ],
