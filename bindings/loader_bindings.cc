@@ -197,6 +197,8 @@ class PyLoader {
     d["samples_delivered"] = m.samples_delivered;
     d["samples_skipped"] = m.samples_skipped;
     d["read_errors"] = m.read_errors;
+    d["samples_nonfinite"] = m.samples_nonfinite;
+    d["cases_excluded"] = m.cases_excluded;
     d["bytes_read"] = m.bytes_read;
     d["bytes_decoded"] = m.bytes_decoded;
     d["bytes_delivered"] = m.bytes_delivered;
@@ -216,6 +218,15 @@ class PyLoader {
     d["io_max_in_flight"] = m.io_max_in_flight;
     d["io_fallback_reads"] = m.io_fallback_reads;
     return d;
+  }
+
+  /// (case index, case id, reason) of each case Create left out.
+  py::list ExcludedCases() {
+    py::list out;
+    for (const auto& e : With([](Loader& l) { return l.excluded_cases(); })) {
+      out.append(py::make_tuple(e.case_index, e.case_id, e.reason));
+    }
+    return out;
   }
 
   /// (name, dtype, shape) of each batch array.
@@ -359,6 +370,8 @@ void RegisterLoader(py::module_& m) {
       .def("state", &PyLoader::State)
       .def("metrics", &PyLoader::Metrics)
       .def("array_layout", &PyLoader::ArrayLayout)
+      .def_property_readonly("excluded_cases", &PyLoader::ExcludedCases,
+                             "(case index, case id, reason) of each case left out at creation.")
       .def("close", &PyLoader::Close)
       .def_property_readonly("closed", &PyLoader::closed)
       .def_property_readonly("batches_per_epoch", LoaderGetter<&Loader::batches_per_epoch>())

@@ -216,11 +216,14 @@ struct Value<std::optional<std::string>> {
 };
 
 /// Foreground indexes made in Python (_core.ForegroundIndex, e.g. from nnU-Net's
-/// class_locations), one per case.
+/// class_locations), one per case; None for a case whose index the loader builds.
 template <>
 struct Value<std::shared_ptr<const loader::ForegroundIndex>> {
   static std::shared_ptr<const loader::ForegroundIndex> FromPython(const char* option,
                                                                    py::handle value) {
+    if (value.is_none()) {
+      return nullptr;
+    }
     try {
       return py::cast<std::shared_ptr<loader::ForegroundIndex>>(value);
     } catch (const py::cast_error&) {
@@ -310,6 +313,7 @@ constexpr LoaderOption kOptions[] = {
     Option("io_backend", PATCHFEED_FIELD(io_backend)),
     Option("error_policy", PATCHFEED_FIELD(error_policy)),
     Option("max_redraws", PATCHFEED_FIELD(max_redraws)),
+    Option("check_finite", PATCHFEED_FIELD(check_finite)),
     Option("max_open_files", PATCHFEED_FIELD(max_open_files)),
     Option("min_task_bytes", PATCHFEED_FIELD(min_task_bytes)),
     Option("augmentation", PATCHFEED_FIELD(augment)),

@@ -47,7 +47,13 @@ Status Loader::Seek(int64_t epoch, int64_t batch_index) {
 LoaderState Loader::state() const { return engine_->state(); }
 int64_t Loader::batches_per_epoch() const { return engine_->parts().sampler->batches_per_epoch(); }
 int64_t Loader::local_batch_size() const { return engine_->parts().sampler->local_batch_size(); }
-int64_t Loader::num_cases() const { return engine_->parts().config.dataset.num_cases(); }
+int64_t Loader::num_cases() const {
+  return engine_->parts().config.dataset.num_cases() -
+         static_cast<int64_t>(engine_->parts().excluded.size());
+}
+const std::vector<ExcludedCase>& Loader::excluded_cases() const {
+  return engine_->parts().excluded;
+}
 int Loader::num_threads() const { return engine_->parts().num_threads; }
 bool Loader::pinned() const { return engine_->parts().ring.pinned(); }
 std::string Loader::unpinned_reason() const { return engine_->parts().ring.unpinned_reason(); }

@@ -65,10 +65,22 @@ namespace internal_loader {
 class LoaderEngine;
 }  // namespace internal_loader
 
-/// What a failed read does to its batch.
+/// What a bad case or a failed read does.
 enum class ErrorPolicy : uint8_t {
-  kFail,  ///< the batch fails: Next() returns the error (naming case, array, file, chunk, box)
-  kSkip,  ///< the sample is replaced by a deterministic redraw and counted in metrics
+  /// Create fails on any case it cannot use, listing them all; a failed read (or a non-finite
+  /// sample, LoaderConfig::check_finite) fails its batch: Next() returns the error (naming
+  /// case, array, file, chunk, box).
+  kFail,
+  /// Create leaves out the cases it cannot use (Loader::excluded_cases()); a failed sample is
+  /// replaced by a deterministic redraw and counted in metrics.
+  kSkip,
+};
+
+/// A case Loader::Create left out under ErrorPolicy::kSkip, and why.
+struct ExcludedCase {
+  int64_t case_index = 0;  ///< in the dataset
+  std::string case_id;
+  std::string reason;  ///< what is wrong with it, naming the array and its file
 };
 
 /// Which dataset arrays a batch holds, and what fills patch parts outside the case.
@@ -96,7 +108,8 @@ struct ForegroundOptions {
   /// for nowhere (built each run, kept in memory).
   std::optional<std::string> cache_dir;
   /// Indexes computed elsewhere, one per case (e.g. from nnU-Net's `class_locations`): used
-  /// as they are, nothing is built or cached. Empty: build or load them.
+  /// as they are, nothing is built or cached for them. Empty: build or load them all; a null
+  /// entry: that case's is built or loaded.
   std::vector<std::shared_ptr<const ForegroundIndex>> indexes;
 };
 
@@ -157,6 +170,12 @@ struct LoaderConfig {
   int64_t memory_budget = int64_t{4} << 30;
   ErrorPolicy error_policy = ErrorPolicy::kFail;
   int max_redraws = 8;  ///< kSkip: redraws per sample before the batch fails after all
+  /// Whether every delivered sample's floating arrays (float16/32/64; with augmentation the
+  /// image after the pipeline) are checked for NaN and infinite values. A sample holding any
+  /// fails like a failed read (error_policy), naming the count, case, array, file and box.
+  /// The check rides on the sample's task, over memory it has just written (docs/loader.md
+  /// gives its cost).
+  bool check_finite = false;
   /// A (sample, array) box smaller than this is read inline by its producer, a larger one is
   /// split at chunk boundaries into tasks of at least this many bytes.
   int64_t min_task_bytes = int64_t{256} << 10;
@@ -223,9 +242,13 @@ class Loader {
  public:
   /// Checks the configuration, opens every case once (in parallel) for its shapes, builds or
   /// loads foreground indexes when oversampling, allocates and touches the ring, and starts
-  /// producing. kInvalidArgument for inconsistent arrays (ndim, channels, dtype across cases)
-  /// or options; kResourceExhausted, with the numbers, when the ring, scratch and open files
-  /// exceed `memory_budget`; file errors name the file.
+  /// producing. kInvalidArgument for options that do not fit each other or the cases' arrays
+  /// (e.g. a patch_size of another rank); kResourceExhausted, with the numbers, when the ring,
+  /// scratch and open files exceed `memory_budget`. A case that cannot be used (a missing or
+  /// unreadable file, an array whose rank, channels or dtype differ from the other cases') is
+  /// an error listing every such case with its file and reason (the first one's code), or
+  /// under ErrorPolicy::kSkip is left out (excluded_cases()); with none left, an error either
+  /// way.
   static Result<std::unique_ptr<Loader>> Create(LoaderConfig config);
 
   Loader(const Loader&) = delete;
@@ -261,7 +284,10 @@ class Loader {
   /// Batches per epoch for this rank (`len`); -1 for EpochMode::kInfinite.
   int64_t batches_per_epoch() const;
   int64_t local_batch_size() const;
+  /// The cases batches are drawn from: the dataset's, less excluded_cases().
   int64_t num_cases() const;
+  /// The cases Create left out (ErrorPolicy::kSkip), in dataset order.
+  const std::vector<ExcludedCase>& excluded_cases() const;
   int num_threads() const;
   /// Shapes and dtypes of a batch's arrays (data is null).
   std::vector<ArrayView> array_layout() const;

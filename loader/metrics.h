@@ -20,6 +20,12 @@ struct LoaderMetrics {
   /// Samples replaced by a redraw after a failed read (ErrorPolicy::kSkip).
   int64_t samples_skipped = 0;
   int64_t read_errors = 0;  ///< failed reads (or opens), whatever the policy did with them
+  /// Samples whose floating arrays held NaN or infinite values (LoaderConfig::check_finite),
+  /// whatever the policy did with them.
+  int64_t samples_nonfinite = 0;
+  /// Cases left out at creation because they could not be used (ErrorPolicy::kSkip;
+  /// Loader::excluded_cases() says which and why).
+  int64_t cases_excluded = 0;
 
   /// Compressed stream bytes the decoders read (exact, counted by each worker's BlockDecoder;
   /// chunk headers and offsets not included).

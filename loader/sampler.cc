@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/random.h"
+#include "common/str_cat.h"
 
 namespace patchfeed::loader {
 namespace internal_loader {
@@ -111,35 +112,73 @@ CornerBounds RandomCornerBounds(std::span<const int64_t> shape, std::span<const 
   return b;
 }
 
-Result<Sampler> Sampler::Create(SamplerConfig config, std::vector<CaseInfo> cases) {
+Status ValidateSamplerConfig(const SamplerConfig& config) {
   const size_t ndim = config.patch_size.size();
   if (ndim == 0) {
-    return InvalidArgumentError("sampler: patch_size is empty");
+    return InvalidArgumentError("sampler: patch_size is empty; give one size per spatial axis");
   }
-  for (const int64_t q : config.patch_size) {
-    if (q <= 0) {
-      return InvalidArgumentError("sampler: patch_size entries must be positive");
+  for (size_t d = 0; d < ndim; ++d) {
+    if (config.patch_size[d] <= 0) {
+      return InvalidArgumentError("sampler: patch_size must be at least 1 on every axis (got " +
+                                  Str(config.patch_size[d]) + " on axis " +
+                                  Str(static_cast<int64_t>(d)) + ")");
     }
   }
-  if (config.need_to_pad.empty()) {
-    config.need_to_pad.assign(ndim, 0);
+  if (!config.need_to_pad.empty() && config.need_to_pad.size() != ndim) {
+    return InvalidArgumentError(
+        "sampler: need_to_pad has " + Str(static_cast<int64_t>(config.need_to_pad.size())) +
+        " entries for a patch_size of " + Str(static_cast<int64_t>(ndim)) + "; give one per axis");
   }
-  if (config.need_to_pad.size() != ndim ||
-      std::any_of(config.need_to_pad.begin(), config.need_to_pad.end(),
-                  [](int64_t n) { return n < 0; })) {
-    return InvalidArgumentError("sampler: need_to_pad needs one entry >= 0 per patch axis");
+  for (const int64_t n : config.need_to_pad) {
+    if (n < 0) {
+      return InvalidArgumentError("sampler: need_to_pad must be >= 0 on every axis (got " + Str(n) +
+                                  ")");
+    }
   }
-  if (config.world_size < 1 || config.rank < 0 || config.rank >= config.world_size) {
-    return InvalidArgumentError("sampler: rank " + Str(config.rank) + " outside world size " +
-                                Str(config.world_size));
+  if (config.world_size < 1) {
+    return InvalidArgumentError("sampler: world_size must be at least 1 (got " +
+                                Str(config.world_size) + ")");
+  }
+  if (config.rank < 0 || config.rank >= config.world_size) {
+    return InvalidArgumentError("sampler: rank must be in [0, world_size) (got rank " +
+                                Str(config.rank) + ", world_size " + Str(config.world_size) + ")");
+  }
+  if (config.batch_size < 1) {
+    return InvalidArgumentError("sampler: batch_size must be at least 1 (got " +
+                                Str(config.batch_size) + ")");
   }
   if (config.batch_size < config.world_size) {
     // nnU-Net asserts the same: a rank without samples cannot take part in a DDP step.
-    return InvalidArgumentError("sampler: global batch size " + Str(config.batch_size) +
-                                " is smaller than the world size " + Str(config.world_size));
+    return InvalidArgumentError(
+        "sampler: the global batch size " + Str(config.batch_size) +
+        " is smaller than the world size " + Str(config.world_size) +
+        ": every rank needs a sample; give batch_size >= " + Str(config.world_size));
   }
   if (!(config.oversample_foreground >= 0.0 && config.oversample_foreground <= 1.0)) {
-    return InvalidArgumentError("sampler: oversample_foreground must lie in [0, 1]");
+    return InvalidArgumentError("sampler: oversample_foreground must lie in [0, 1] (got " +
+                                StrCat(config.oversample_foreground) + ")");
+  }
+  if (config.samples_per_epoch < 0) {
+    return InvalidArgumentError("sampler: samples_per_epoch must be at least 0 (got " +
+                                Str(config.samples_per_epoch) + "; 0: the number of cases)");
+  }
+  if (config.annotated_key < -1) {
+    return InvalidArgumentError("sampler: annotated_key must be a key index or -1 for none (got " +
+                                Str(config.annotated_key) + ")");
+  }
+  if (!config.case_weights.empty() && config.epoch_mode == EpochMode::kFiniteWithoutReplacement) {
+    return InvalidArgumentError(
+        "sampler: case_weights need epoch_mode \"infinite\" or \"with_replacement\" (without "
+        "replacement every case is drawn equally often)");
+  }
+  return Status::Ok();
+}
+
+Result<Sampler> Sampler::Create(SamplerConfig config, std::vector<CaseInfo> cases) {
+  PATCHFEED_RETURN_IF_ERROR(ValidateSamplerConfig(config));
+  const size_t ndim = config.patch_size.size();
+  if (config.need_to_pad.empty()) {
+    config.need_to_pad.assign(ndim, 0);
   }
   if (cases.empty()) {
     return InvalidArgumentError("sampler: no cases");
@@ -158,17 +197,13 @@ Result<Sampler> Sampler::Create(SamplerConfig config, std::vector<CaseInfo> case
                                   " has a negative foreground count");
     }
   }
-  if (config.samples_per_epoch < 0 || config.annotated_key < -1) {
-    return InvalidArgumentError("sampler: samples_per_epoch < 0 or annotated_key < -1");
-  }
 
   Sampler s;
   if (!config.case_weights.empty()) {
-    if (config.epoch_mode == EpochMode::kFiniteWithoutReplacement) {
-      return InvalidArgumentError("sampler: case_weights need a mode with replacement");
-    }
     if (config.case_weights.size() != cases.size()) {
-      return InvalidArgumentError("sampler: case_weights needs one weight per case");
+      return InvalidArgumentError(
+          "sampler: case_weights has " + Str(static_cast<int64_t>(config.case_weights.size())) +
+          " weights for " + Str(static_cast<int64_t>(cases.size())) + " cases; give one per case");
     }
     double total = 0;
     for (const double w : config.case_weights) {
@@ -268,9 +303,8 @@ int64_t Sampler::ChooseForegroundKey(const CaseInfo& c, int64_t epoch, int64_t b
   return eligible[rng.UniformInt(0, static_cast<int64_t>(eligible.size()) - 1)];
 }
 
-Status Sampler::ChooseBox(int64_t epoch, int64_t batch_index, int64_t position,
+Status Sampler::ChooseBox(int64_t epoch, int64_t batch_index, int64_t position, const CaseInfo& c,
                           const ForegroundVoxelFn& voxel_fn, SampleSpec& spec) const {
-  const CaseInfo& c = cases_[spec.case_index];
   const std::vector<int64_t>& patch = config_.patch_size;
   const CornerBounds bounds = RandomCornerBounds(c.spatial_shape, patch, config_.need_to_pad);
   const auto count_of = [&c](int64_t key) {
@@ -346,9 +380,10 @@ Result<std::vector<SampleSpec>> Sampler::Batch(int64_t epoch, int64_t batch_inde
     // size and ranks cannot overlap.
     const int64_t g = rank_offset_ + j;
     SampleSpec& spec = batch[j];
-    spec.case_index = DrawCase(epoch, batch_index, g);
+    const CaseInfo& c = cases_[DrawCase(epoch, batch_index, g)];
+    spec.case_index = c.dataset_index >= 0 ? c.dataset_index : &c - cases_.data();
     spec.forced_foreground = IsForced(epoch, batch_index, g);
-    if (Status s = ChooseBox(epoch, batch_index, g, voxel_fn, spec); !s.ok()) {
+    if (Status s = ChooseBox(epoch, batch_index, g, c, voxel_fn, spec); !s.ok()) {
       return s.WithContext("sampler: epoch " + Str(epoch) + ", batch " + Str(batch_index) +
                            ", sample " + Str(g));
     }

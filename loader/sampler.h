@@ -79,6 +79,9 @@ struct SamplerConfig {
 struct CaseInfo {
   std::vector<int64_t> spatial_shape;
   std::vector<int64_t> foreground_counts;  ///< per class key, in key order
+  /// The index SampleSpec::case_index and ForegroundVoxelFn give this case (its index in the
+  /// dataset when the loader left some cases out); -1: its position in the list.
+  int64_t dataset_index = -1;
 };
 
 /// Returns stored voxel `voxel` (spatial coordinates) of class key `key` of case `case_index`.
@@ -100,6 +103,10 @@ struct CornerBounds {
 };
 CornerBounds RandomCornerBounds(std::span<const int64_t> shape, std::span<const int64_t> patch,
                                 std::span<const int64_t> need_to_pad);
+
+/// The checks of `config` that need no cases (sizes, rank, batch size, probabilities), which
+/// Sampler::Create makes first: kInvalidArgument naming the option, the value and the fix.
+Status ValidateSamplerConfig(const SamplerConfig& config);
 
 class Sampler {
  public:
@@ -127,7 +134,8 @@ class Sampler {
   bool IsForced(int64_t epoch, int64_t batch_index, int64_t position) const;
   int64_t ChooseForegroundKey(const CaseInfo& c, int64_t epoch, int64_t batch_index,
                               int64_t position) const;
-  Status ChooseBox(int64_t epoch, int64_t batch_index, int64_t position,
+  /// Fills the box of `spec`, drawn from case `c`.
+  Status ChooseBox(int64_t epoch, int64_t batch_index, int64_t position, const CaseInfo& c,
                    const ForegroundVoxelFn& voxel_fn, SampleSpec& spec) const;
 
   SamplerConfig config_;

@@ -7,6 +7,9 @@
 //                --patch Z,Y,X                      # throughput (JSON on stdout)
 //   ... --latency [--reps R]                        # one-chunk batch vs inline ReadBox
 //   ... --open-cases N                              # peak RSS of a loader over N cases
+//   ... --check-finite                              # LoaderConfig::check_finite on
+//   ... --augment Z,Y,X                             # nnU-Net's augmentation to this patch
+//                                                   # (--patch is then the crop)
 //
 // Workload A: DIR holds `<id>.b2nd` single-array cases (array "image"); workload B: an nnU-Net
 // folder (`<id>.b2nd` + `<id>_seg.b2nd`).
@@ -44,6 +47,8 @@ struct Options {
   int reps = 200;
   int64_t open_cases = 0;
   bool consumer_produces = true;
+  bool check_finite = false;
+  std::vector<int64_t> augment;  ///< the patch after augmentation; empty: none
 };
 
 bool ParseList(const char* s, std::vector<int64_t>* out) {
@@ -70,6 +75,10 @@ bool Parse(int argc, char** argv, Options* o) {
       o->consumer_produces = false;
       continue;
     }
+    if (a == "--check-finite") {
+      o->check_finite = true;
+      continue;
+    }
     const char* v = i + 1 < argc ? argv[++i] : nullptr;
     if (v == nullptr) {
       return false;
@@ -90,6 +99,10 @@ bool Parse(int argc, char** argv, Options* o) {
       o->open_cases = std::atoll(v);
     } else if (a == "--patch") {
       if (!ParseList(v, &o->patch)) {
+        return false;
+      }
+    } else if (a == "--augment") {
+      if (!ParseList(v, &o->augment)) {
         return false;
       }
     } else {
@@ -133,6 +146,12 @@ pl::LoaderConfig MakeConfig(const Options& o, pl::Dataset dataset, int64_t batch
   config.sampler.seed = 42;
   config.num_threads = o.threads;
   config.consumer_produces = o.consumer_produces;
+  config.check_finite = o.check_finite;
+  if (!o.augment.empty()) {
+    pl::AugmentOptions a;
+    a.pipeline = patchfeed::augment::NnUNetAugmentConfig::Default(o.augment);
+    config.augment = a;
+  }
   return config;
 }
 
@@ -161,11 +180,12 @@ Status RunThroughput(const Options& o) {
   std::printf(
       "{\"mode\": \"throughput\", \"workload\": \"%c\", \"threads\": %d, \"batches\": %lld, "
       "\"samples\": %lld, \"bytes\": %lld, \"wall_s\": %.4f, \"cpu_s\": %.4f, \"mb_s\": %.2f, "
-      "\"samples_s\": %.2f, \"peak_rss_mb\": %.1f}\n",
+      "\"samples_s\": %.2f, \"peak_rss_mb\": %.1f, \"check_finite\": %s}\n",
       o.workload, loader->num_threads(), static_cast<long long>(o.batches),
       static_cast<long long>(m.samples_delivered), static_cast<long long>(m.bytes_delivered), wall,
       u1.cpu_s - u0.cpu_s, static_cast<double>(m.bytes_delivered) / wall / 1e6,
-      static_cast<double>(m.samples_delivered) / wall, u1.peak_rss_mb);
+      static_cast<double>(m.samples_delivered) / wall, u1.peak_rss_mb,
+      o.check_finite ? "true" : "false");
   return Status::Ok();
 }
 
@@ -264,7 +284,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: loader_bench --dataset DIR --workload A|B [--threads N] [--batches K]\n"
                  "       [--batch-size B] [--patch Z,Y,X] [--latency [--reps R]]\n"
-                 "       [--open-cases N] [--workers-only]\n");
+                 "       [--open-cases N] [--workers-only] [--check-finite]\n"
+                 "       [--augment Z,Y,X]\n");
     return 2;
   }
   const Status st = o.latency          ? RunLatency(o)

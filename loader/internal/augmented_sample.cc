@@ -16,6 +16,7 @@
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "loader/internal/nonfinite_count.h"
 #include "loader/internal/task_spawn.h"
 
 namespace patchfeed::loader::internal_loader {
@@ -256,6 +257,13 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
   }
   if (st.ok() && has_seg) {
     st = WriteTargets(slot, sample, seg, staging);
+  }
+  if (st.ok() && parts_.outputs[0].nonfinite) {
+    // The sample as delivered, after the pipeline's last pass over it.
+    const int64_t n = CountNonFinite(views[0].Slice(sample), *parts_.outputs[0].nonfinite);
+    if (n > 0) {
+      round.AddNonFinite(image_read, n);
+    }
   }
   if (!st.ok()) {
     reader_.Fail(round, image_read, nullptr, st.WithContext("augmentation"));

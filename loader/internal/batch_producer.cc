@@ -58,6 +58,14 @@ Status BatchProducer::FillBatch(int slot, BatchId batch, bool on_consumer) {
     ReadRound round(slot, batch, specs.size(), todo.size() * parts_.outputs.size(), on_consumer,
                     config.error_policy == ErrorPolicy::kFail, &group);
     PATCHFEED_RETURN_IF_ERROR(RunRound(round, todo));
+    if (config.check_finite) {
+      // After the round, when every piece of a sample has counted its part.
+      for (size_t i = 0; i < round.reads().size(); ++i) {
+        if (const int64_t n = round.nonfinite(i); n > 0) {
+          reader_.FailNonFinite(round, round.reads()[i], n);
+        }
+      }
+    }
     std::vector<int64_t> failed;
     for (const int64_t j : todo) {
       if (!round.sample_status(j).ok()) {
@@ -140,6 +148,7 @@ void BatchProducer::PlanPlain(ReadRound& round, int64_t sample, const SampleSpec
     const OutputArray& out = parts_.outputs[o];
     SampleRead read = MakeSampleRead(sample, o, out.channels, spec, {}, patch);
     read.dst = parts_.ring.views(round.slot())[o].Slice(sample);
+    read.check_finite = out.nonfinite.has_value();
     const Status planned =
         codec::PlanBox(parts_.probe(spec.case_index, o).geometry, read.box, {}, &read.plan);
     const SampleRead* added = round.AddRead(std::move(read));

@@ -89,10 +89,17 @@ Result<std::optional<Lease>> LoaderEngine::NextFor(
 }
 
 Status LoaderEngine::Seek(int64_t epoch, int64_t batch_index) {
+  if (epoch < 0) {
+    return InvalidArgumentError(StrCat("loader: epoch must be >= 0 (got ", epoch, ")"));
+  }
+  if (batch_index < 0) {
+    return InvalidArgumentError(StrCat("loader: batch index must be >= 0 (got ", batch_index, ")"));
+  }
   const int64_t per_epoch = parts_.sampler->batches_per_epoch();
-  if (epoch < 0 || batch_index < 0 || (per_epoch >= 0 && batch_index > per_epoch)) {
-    return InvalidArgumentError(StrCat("Seek(", epoch, ", ", batch_index,
-                                       "): outside the epoch of ", per_epoch, " batches"));
+  if (per_epoch >= 0 && batch_index > per_epoch) {
+    return InvalidArgumentError(
+        StrCat("loader: batch index ", batch_index, " is past the end of the epoch (", per_epoch,
+               per_epoch == 1 ? " batch" : " batches", "); give 0 to ", per_epoch));
   }
   return scheduler_.Seek({epoch, batch_index});
 }
@@ -110,6 +117,7 @@ LoaderState LoaderEngine::state() const {
 
 LoaderMetrics LoaderEngine::metrics() const {
   LoaderMetrics m = counters_.Snapshot(parts_.ring.ring_size());
+  m.cases_excluded = static_cast<int64_t>(parts_.excluded.size());
   m.files_opened = parts_.files->opens();
   m.files_open = parts_.files->size();
   if (parts_.io != nullptr) {

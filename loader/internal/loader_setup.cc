@@ -5,15 +5,12 @@
 #include <cstring>
 #include <utility>
 
-#include <oneapi/tbb/task_group.h>
-
 #include "common/random.h"
 #include "common/str_cat.h"
+#include "loader/internal/case_probe.h"
 #include "loader/internal/memory_budget.h"
-#include "loader/internal/task_spawn.h"
 
 namespace patchfeed::loader::internal_loader {
-namespace {
 
 std::string ShapeToString(const std::vector<int64_t>& shape) {
   std::string s = "(";
@@ -22,6 +19,8 @@ std::string ShapeToString(const std::vector<int64_t>& shape) {
   }
   return s + ")";
 }
+
+namespace {
 
 // nnU-Net's `2d`: a 2-D pipeline over (1, Y, X) crops of 3-D cases.
 bool IsSlab2d(const LoaderConfig& c) {
@@ -34,23 +33,43 @@ Status CheckOptions(const LoaderConfig& c) {
     return InvalidArgumentError("loader: the dataset has no cases");
   }
   if (c.num_threads < 0) {
-    return InvalidArgumentError("loader: num_threads must be >= 0");
+    return InvalidArgumentError(StrCat("loader: num_threads must be at least 0 (got ",
+                                       c.num_threads, "); 0 uses every core"));
   }
   if (c.ring_size < 1) {
-    return InvalidArgumentError("loader: ring_size must be >= 1");
+    return InvalidArgumentError(
+        StrCat("loader: ring_size must be at least 1 (got ", c.ring_size,
+               "): the ring holds the batches being read and those you hold; 2 to 4 is usual"));
   }
   if (c.max_open_files < 1) {
-    return InvalidArgumentError("loader: max_open_files must be >= 1");
+    return InvalidArgumentError(
+        StrCat("loader: max_open_files must be at least 1 (got ", c.max_open_files, ")"));
   }
-  if (c.max_redraws < 0 || c.min_task_bytes < 0 || c.memory_budget < 0) {
-    return InvalidArgumentError("loader: max_redraws, min_task_bytes and budget must be >= 0");
+  if (c.max_redraws < 0) {
+    return InvalidArgumentError(
+        StrCat("loader: max_redraws must be at least 0 (got ", c.max_redraws, ")"));
+  }
+  if (c.min_task_bytes < 0) {
+    return InvalidArgumentError(
+        StrCat("loader: min_task_bytes must be at least 0 (got ", c.min_task_bytes, ")"));
+  }
+  if (c.memory_budget < 0) {
+    return InvalidArgumentError(
+        StrCat("loader: memory_budget must be at least 0 bytes (got ", c.memory_budget, ")"));
   }
   if (c.io_depth < 0 || c.io_depth > IoEngine::kMaxUringDepth) {
     return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ", IoEngine::kMaxUringDepth,
                                        "], not ", c.io_depth));
   }
   if (c.start_epoch < 0 || c.start_batch < 0) {
-    return InvalidArgumentError("loader: the start position must be >= 0");
+    return InvalidArgumentError(StrCat("loader: the start position must be >= 0 (got epoch ",
+                                       c.start_epoch, ", batch ", c.start_batch, ")"));
+  }
+  if (!c.sampler.case_weights.empty() &&
+      static_cast<int64_t>(c.sampler.case_weights.size()) != c.dataset.num_cases()) {
+    return InvalidArgumentError(StrCat("loader: case_weights has ", c.sampler.case_weights.size(),
+                                       " weights for ", c.dataset.num_cases(),
+                                       " cases; give one per case, in dataset order"));
   }
   if (c.augment) {
     const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
@@ -58,9 +77,11 @@ Status CheckOptions(const LoaderConfig& c) {
     const auto dims = static_cast<size_t>(a.spatial_dims);
     const bool slab = IsSlab2d(c);
     if (c.sampler.patch_size.size() != dims && !slab) {
-      return InvalidArgumentError(StrCat(
-          "loader: augmentation for ", dims, "-D patches, the sampler's crop has ",
-          c.sampler.patch_size.size(), " axes (2-D patches of 3-D cases take a (1, Y, X) crop)"));
+      return InvalidArgumentError(
+          StrCat("loader: the augmentation's patch_size has ", dims,
+                 " dimensions but patch_size (the crop the sampler draws) has ",
+                 c.sampler.patch_size.size(), "; give ", dims,
+                 dims == 2 ? ", or a (1, Y, X) crop for 2-D patches from 3-D cases" : ""));
     }
     const size_t lead = slab ? 1 : 0;
     for (size_t d = 0; d < dims; ++d) {
@@ -88,7 +109,7 @@ Status CheckOptions(const LoaderConfig& c) {
                                          a.patch_size[0], ")"));
     }
   }
-  return Status::Ok();
+  return ValidateSamplerConfig(c.sampler);
 }
 
 // With augmentation the batch holds the image and the segmentation, in that order.
@@ -132,11 +153,16 @@ Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
     o.name = a.name;
     o.dataset_array = c.dataset.array_index(a.name);
     if (o.dataset_array < 0) {
-      return InvalidArgumentError("loader: the dataset has no array '" + a.name + "'");
+      std::string names;
+      for (const std::string& n : c.dataset.array_names()) {
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      }
+      return InvalidArgumentError("loader: the dataset has no array '" + a.name +
+                                  "'; its arrays are " + names);
     }
     for (const auto& prev : outputs) {
       if (prev.name == a.name) {
-        return InvalidArgumentError("loader: array '" + a.name + "' twice");
+        return InvalidArgumentError("loader: array '" + a.name + "' is asked for twice");
       }
     }
     // Stash the pad value as 8 bytes until the dtype is known.
@@ -147,114 +173,6 @@ Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
     outputs.push_back(std::move(o));
   }
   return outputs;
-}
-
-// Opens every case's arrays in parallel (leaving the most recent ones open in the cache) and,
-// when asked, builds or loads the foreground indexes. Errors name case and file.
-Status ProbeDataset(tbb::task_arena& arena, LoaderParts& p) {
-  const Dataset& ds = p.config.dataset;
-  const int64_t n = ds.num_cases();
-  const size_t outputs = p.outputs.size();
-  p.probes.resize(static_cast<size_t>(n) * outputs);
-  std::vector<Status> errors(static_cast<size_t>(n));
-  TsanToken done;
-  LoaderParts* parts = &p;
-  Status* error_out = errors.data();
-  auto probe_case = [parts, error_out, outputs](int64_t c) {
-    Status& err = error_out[c];
-    for (size_t o = 0; o < outputs && err.ok(); ++o) {
-      auto reader = parts->files->Get(c, parts->outputs[o].dataset_array);
-      if (!reader.ok()) {
-        err = reader.status();
-        break;
-      }
-      parts->probes[static_cast<size_t>(c) * outputs + o] = DescribeArray(**reader);
-    }
-    if (err.ok() && parts->foreground) {
-      err = parts->foreground->Prepare(c);
-    }
-    if (!err.ok()) {
-      err = err.WithContext(StrCat("case '", parts->config.dataset.case_id(c), "' (#", c, ")"));
-    }
-  };
-  arena.execute([&] {
-    tbb::task_group group;
-    for (int64_t c = 0; c < n; ++c) {
-      RunTask(group, &done, [probe_case, c] { probe_case(c); });
-    }
-    group.wait();
-  });
-  TsanAcquire(&done);
-  for (const Status& e : errors) {
-    PATCHFEED_RETURN_IF_ERROR(e);
-  }
-  return Status::Ok();
-}
-
-// Checks that every case's arrays fit the batch layout; fills dtype and channels; returns the
-// sampler's view of the cases.
-Result<std::vector<CaseInfo>> CheckShapes(LoaderParts& p) {
-  const Dataset& ds = p.config.dataset;
-  const size_t ndim = p.config.sampler.patch_size.size() + 1;
-  const size_t outputs = p.outputs.size();
-  std::vector<CaseInfo> cases(static_cast<size_t>(ds.num_cases()));
-  for (int64_t c = 0; c < ds.num_cases(); ++c) {
-    for (size_t o = 0; o < outputs; ++o) {
-      OutputArray& out = p.outputs[o];
-      const ArrayProbe& probe = p.probes[static_cast<size_t>(c) * outputs + o];
-      const auto& shape = probe.geometry.shape;
-      const std::string where = "loader: case '" + ds.case_id(c) + "' array '" + out.name + "' (" +
-                                ds.path(c, out.dataset_array) + ")";
-      if (shape.size() != ndim) {
-        return InvalidArgumentError(StrCat(where, " has shape ", ShapeToString(shape), ", want ",
-                                           ndim, " dimensions (channels, then ", ndim - 1,
-                                           " spatial axes of the patch)"));
-      }
-      const std::vector<int64_t> spatial(shape.begin() + 1, shape.end());
-      if (o == 0) {
-        cases[static_cast<size_t>(c)].spatial_shape = spatial;
-      } else if (spatial != cases[static_cast<size_t>(c)].spatial_shape) {
-        return InvalidArgumentError(where + " has shape " + ShapeToString(shape) +
-                                    "; its spatial axes differ from array '" + p.outputs[0].name +
-                                    "'");
-      }
-      if (c == 0) {
-        out.channels = shape[0];
-        out.dtype = probe.dtype;
-        out.itemsize = probe.geometry.itemsize;
-      } else if (shape[0] != out.channels || probe.dtype != out.dtype ||
-                 probe.geometry.itemsize != out.itemsize) {
-        return InvalidArgumentError(StrCat(where, " has ", shape[0], " channels of '", probe.dtype,
-                                           "', case '", ds.case_id(0), "' ", out.channels, " of '",
-                                           out.dtype, "': a batch needs them equal"));
-      }
-    }
-    if (p.foreground) {
-      cases[static_cast<size_t>(c)].foreground_counts = p.foreground->counts(c);
-    }
-  }
-  if (p.config.augment) {
-    // The transforms are written for nnU-Net's types.
-    for (size_t o = 0; o < outputs; ++o) {
-      const OutputArray& out = p.outputs[o];
-      const char* want = o == 0 ? "<f4" : "<i2";
-      if (out.dtype != want) {
-        return InvalidArgumentError("loader: augmentation needs array '" + out.name + "' as '" +
-                                    want + "', case '" + ds.case_id(0) + "' has '" + out.dtype +
-                                    "'");
-      }
-    }
-  }
-  for (OutputArray& out : p.outputs) {
-    double pad = 0;
-    std::memcpy(&pad, out.pad_item.data(), sizeof(double));
-    auto item = codec::ItemFromDouble(out.dtype, out.itemsize, pad);
-    if (!item.ok()) {
-      return item.status().WithContext("loader: pad value of '" + out.name + "'");
-    }
-    out.pad_item = std::move(*item);
-  }
-  return cases;
 }
 
 bool WantForeground(const LoaderConfig& c) {
@@ -349,23 +267,25 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
                                          " foreground indexes given for ", c.dataset.num_cases(),
                                          " cases"));
     }
-    for (size_t i = 0; i < c.foreground.indexes.size(); ++i) {
-      if (c.foreground.indexes[i] == nullptr) {
-        return InvalidArgumentError(StrCat("loader: no foreground index given for case '",
-                                           c.dataset.case_id(static_cast<int64_t>(i)), "'"));
-      }
-    }
     p.foreground = std::make_unique<ForegroundStore>(
         std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
         c.foreground.seed, c.foreground.resident_bytes,
         c.foreground.cache_dir.value_or(ForegroundIndex::DefaultCacheDir()), c.foreground.indexes,
         c.io_mode);
   }
-  PATCHFEED_RETURN_IF_ERROR(ProbeDataset(arena, p));
-  PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, CheckShapes(p));
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, ProbeCases(arena, p));
 
+  // The sampler sees the cases kept; they report their dataset index (CaseInfo).
+  SamplerConfig sampling = c.sampler;
+  if (!p.excluded.empty() && !sampling.case_weights.empty()) {
+    sampling.case_weights.clear();
+    for (const CaseInfo& info : cases) {
+      sampling.case_weights.push_back(
+          c.sampler.case_weights[static_cast<size_t>(info.dataset_index)]);
+    }
+  }
   if (c.error_policy == ErrorPolicy::kSkip) {
-    SamplerConfig redraw = c.sampler;
+    SamplerConfig redraw = sampling;
     redraw.seed = Mix64(c.sampler.seed ^ 0x5EDD1A3Bull);
     redraw.epoch_mode = EpochMode::kInfinite;
     redraw.samples_per_epoch = 0;
@@ -373,13 +293,14 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
     p.redraw_sampler.emplace(std::move(s));
   }
   {
-    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(c.sampler, std::move(cases)));
+    PATCHFEED_ASSIGN_OR_RETURN(Sampler s, Sampler::Create(std::move(sampling), std::move(cases)));
     p.sampler.emplace(std::move(s));
   }
   const int64_t per_epoch = p.sampler->batches_per_epoch();
   if (per_epoch >= 0 && c.start_batch > per_epoch) {
-    return InvalidArgumentError(
-        StrCat("loader: start batch ", c.start_batch, " is past the ", per_epoch, "-batch epoch"));
+    return InvalidArgumentError(StrCat("loader: start batch ", c.start_batch,
+                                       " is past the end of the epoch (", per_epoch,
+                                       per_epoch == 1 ? " batch" : " batches", ")"));
   }
 
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<RingArraySpec> specs, RingSpecs(p));

@@ -4,8 +4,8 @@
 
 /// \file
 /// What Loader::Create works out before the engine starts: the checked configuration, the
-/// output arrays, every case's probe (opened once, in parallel), the foreground indexes, the
-/// samplers and the ring. Nothing here runs after Create.
+/// output arrays, every case's probe and the foreground indexes (case_probe.h), the samplers
+/// and the ring. Nothing here runs after Create.
 
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +23,7 @@
 #include "loader/internal/batch_ring.h"
 #include "loader/internal/foreground_store.h"
 #include "loader/internal/io_engine.h"
+#include "loader/internal/nonfinite_count.h"
 #include "loader/internal/open_file_cache.h"
 #include "loader/loader.h"
 #include "loader/sampler.h"
@@ -37,6 +38,8 @@ struct OutputArray {
   int64_t itemsize = 0;
   int64_t channels = 0;
   std::vector<std::byte> pad_item;
+  /// LoaderConfig::check_finite on a float array: how to tell its NaN and infinite items.
+  std::optional<NonFiniteTest> nonfinite;
 };
 
 /// A deep-supervision target after the segmentation in the ring (augmentation only).
@@ -63,11 +66,16 @@ struct LoaderParts {
   std::optional<augment::RegionTable> regions;
   /// Augmentation: the deep-supervision targets that are arrays of their own.
   std::vector<TargetArray> targets;
+  /// ErrorPolicy::kSkip: the cases left out at start (case_probe.h), in dataset order.
+  std::vector<ExcludedCase> excluded;
 
   const ArrayProbe& probe(int64_t case_index, size_t output) const {
     return probes[static_cast<size_t>(case_index) * outputs.size() + output];
   }
 };
+
+/// `shape` as "(a, b, c)", for messages.
+std::string ShapeToString(const std::vector<int64_t>& shape);
 
 /// Checks `config` and prepares every part, probing the dataset with `arena`'s `num_threads`
 /// workers. kInvalidArgument for inconsistent options or arrays, kResourceExhausted over the

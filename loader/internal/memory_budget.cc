@@ -48,11 +48,12 @@ Status CheckMemoryBudget(const LoaderParts& p, const std::vector<RingArraySpec>&
   const int64_t ring = c.ring_size * BatchRing::SlotBytes(specs);
   const int64_t total = ring + workers * per_worker + files * open_state;
   if (total > c.memory_budget) {
-    return ResourceExhaustedError(StrCat(
-        "loader: needs ", Mib(total), " (ring ", c.ring_size, " slots x ",
-        Mib(BatchRing::SlotBytes(specs)), " + scratch ", workers, " workers x ", Mib(per_worker),
-        " + open files ", files, " x ", open_state, " bytes), over the memory budget of ",
-        Mib(c.memory_budget), " (", c.memory_budget, " bytes)"));
+    return ResourceExhaustedError(
+        StrCat("loader: this configuration needs ", Mib(total), " (ring_size ", c.ring_size,
+               " x a batch of ", Mib(BatchRing::SlotBytes(specs)), " + scratch for ", workers,
+               " threads x ", Mib(per_worker), " + ", files, " open files x ", open_state,
+               " bytes), more than memory_budget, ", Mib(c.memory_budget), " (", c.memory_budget,
+               " bytes); lower batch_size, patch_size or ring_size, or raise memory_budget"));
   }
   return Status::Ok();
 }

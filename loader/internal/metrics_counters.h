@@ -20,6 +20,7 @@ struct MetricsCounters {
   std::atomic<int64_t> samples_delivered{0};
   std::atomic<int64_t> samples_skipped{0};
   std::atomic<int64_t> read_errors{0};
+  std::atomic<int64_t> samples_nonfinite{0};
   std::atomic<int64_t> bytes_read{0};
   std::atomic<int64_t> bytes_decoded{0};
   std::atomic<int64_t> bytes_delivered{0};
@@ -37,8 +38,8 @@ struct MetricsCounters {
     counter.fetch_add(value, std::memory_order_relaxed);
   }
 
-  /// Everything but the file counts, which the open-file cache keeps, and the I/O engine's
-  /// own.
+  /// Everything but the file counts, which the open-file cache keeps, the I/O engine's own
+  /// and the cases left out at creation.
   LoaderMetrics Snapshot(int slots) const {
     constexpr auto r = std::memory_order_relaxed;
     LoaderMetrics m;
@@ -47,6 +48,7 @@ struct MetricsCounters {
     m.samples_delivered = samples_delivered.load(r);
     m.samples_skipped = samples_skipped.load(r);
     m.read_errors = read_errors.load(r);
+    m.samples_nonfinite = samples_nonfinite.load(r);
     m.bytes_read = bytes_read.load(r);
     m.bytes_decoded = bytes_decoded.load(r);
     m.bytes_delivered = bytes_delivered.load(r);

@@ -32,7 +32,8 @@ ReadRound::ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_rea
       on_consumer_(on_consumer),
       stop_at_first_error_(stop_at_first_error),
       group_(group),
-      sample_status_(num_samples) {
+      sample_status_(num_samples),
+      nonfinite_(std::make_unique<std::atomic<int64_t>[]>(max_reads)) {
   reads_.reserve(max_reads);  // tasks keep pointers into it
 }
 
@@ -40,6 +41,12 @@ SampleRead* ReadRound::AddRead(SampleRead read) {
   PATCHFEED_DCHECK(reads_.size() < reads_.capacity());
   reads_.push_back(std::move(read));
   return &reads_.back();
+}
+
+void ReadRound::AddNonFinite(const SampleRead& read, int64_t count) {
+  const auto index = static_cast<size_t>(&read - reads_.data());
+  PATCHFEED_DCHECK(index < reads_.size());
+  nonfinite_[index].fetch_add(count, std::memory_order_relaxed);
 }
 
 void ReadRound::Fail(int64_t sample, const Status& status) {

@@ -46,6 +46,9 @@ struct SampleRead {
   /// Reads in flight (IoMode::kPread): the bytes fetched ahead for this read, which its tasks
   /// decode from (read_prefetch.h); null: the tasks read the file themselves.
   std::shared_ptr<const FetchedSource> fetched;
+  /// LoaderConfig::check_finite on a plain read of a float array: each piece's NaN and
+  /// infinite items are counted as it lands in the slot (ReadRound::AddNonFinite).
+  bool check_finite = false;
 };
 
 /// The read of output array `output` (of `channels` channels) for sample `sample`, drawn as
@@ -105,6 +108,12 @@ class ReadRound {
   const Status& sample_status(int64_t sample) const {
     return sample_status_[static_cast<size_t>(sample)];
   }
+  /// Adds `count` NaN or infinite items found in `read`, one of reads(). Thread-safe.
+  void AddNonFinite(const SampleRead& read, int64_t count);
+  /// After the round: the NaN and infinite items found in reads()[index].
+  int64_t nonfinite(size_t index) const {
+    return nonfinite_[index].load(std::memory_order_relaxed);
+  }
 
  private:
   const int slot_;
@@ -115,7 +124,8 @@ class ReadRound {
   std::vector<SampleRead> reads_;
   std::atomic<bool> failed_{false};
   std::mutex mu_;
-  std::vector<Status> sample_status_;  // under mu_ while tasks run
+  std::vector<Status> sample_status_;                  // under mu_ while tasks run
+  std::unique_ptr<std::atomic<int64_t>[]> nonfinite_;  // per read
 };
 
 }  // namespace patchfeed::loader::internal_loader

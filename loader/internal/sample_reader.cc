@@ -6,8 +6,24 @@
 #include <utility>
 
 #include "common/str_cat.h"
+#include "loader/internal/nonfinite_count.h"
 
 namespace patchfeed::loader::internal_loader {
+namespace {
+
+// The part of read.dst that `piece` (array coordinates) fills.
+StridedView PieceView(const SampleRead& read, const codec::BoxPiece& piece) {
+  StridedView v;
+  v.data = read.dst.data;
+  v.byte_strides = read.dst.byte_strides;
+  for (size_t d = 0; d < read.box.start.size(); ++d) {
+    v.data += (piece.lo[d] - read.box.start[d]) * read.dst.byte_strides[d];
+    v.shape.push_back(piece.hi[d] - piece.lo[d]);
+  }
+  return v;
+}
+
+}  // namespace
 
 template <typename ReadFn>
 bool SampleReader::WithArray(ReadRound& round, const SampleRead& read,
@@ -44,25 +60,33 @@ bool SampleReader::ReadRun(ReadRound& round, const SampleRead& read, const Piece
   }
   const OutputArray& out = parts_.outputs[read.output];
   const codec::BoxPiece first = run.Piece(read.plan, run.begin);
-  return WithArray(round, read, &first,
-                   [&](const codec::ArrayReader& array, codec::BoxReadScratch& scratch,
-                       std::optional<codec::BoxPiece>* failed) -> Status {
-                     for (int64_t i = run.begin; i < run.end && !round.cancelled(); ++i) {
-                       const codec::BoxPiece piece = run.Piece(read.plan, i);
-                       Status st =
-                           array.ReadPiece(read.plan, piece, read.dst, out.pad_item, scratch);
-                       if (!st.ok()) {
-                         *failed = piece;
-                         return st;
-                       }
-                     }
-                     return Status::Ok();
-                   });
+  int64_t nonfinite = 0;
+  const bool ok =
+      WithArray(round, read, &first,
+                [&](const codec::ArrayReader& array, codec::BoxReadScratch& scratch,
+                    std::optional<codec::BoxPiece>* failed) -> Status {
+                  for (int64_t i = run.begin; i < run.end && !round.cancelled(); ++i) {
+                    const codec::BoxPiece piece = run.Piece(read.plan, i);
+                    Status st = array.ReadPiece(read.plan, piece, read.dst, out.pad_item, scratch);
+                    if (!st.ok()) {
+                      *failed = piece;
+                      return st;
+                    }
+                    // Pad pieces hold the pad value, which Create checked is finite.
+                    if (read.check_finite && piece.chunk >= 0) {
+                      nonfinite += CountNonFinite(PieceView(read, piece), *out.nonfinite);
+                    }
+                  }
+                  return Status::Ok();
+                });
+  if (nonfinite > 0) {
+    round.AddNonFinite(read, nonfinite);
+  }
+  return ok;
 }
 
-void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::BoxPiece* piece,
-                        const Status& status) const {
-  MetricsCounters::Add(counters_->read_errors, 1);
+std::string SampleReader::Context(const ReadRound& round, const SampleRead& read,
+                                  const codec::BoxPiece* piece) const {
   const Dataset& ds = parts_.config.dataset;
   const OutputArray& out = parts_.outputs[read.output];
   std::string context =
@@ -76,7 +100,24 @@ void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::B
         " (part ",
         codec::RegionToString(static_cast<int>(read.box.start.size()), piece->lo, piece->hi), ")");
   }
-  round.Fail(read.sample, status.WithContext(context));
+  return context;
+}
+
+void SampleReader::Fail(ReadRound& round, const SampleRead& read, const codec::BoxPiece* piece,
+                        const Status& status) const {
+  MetricsCounters::Add(counters_->read_errors, 1);
+  round.Fail(read.sample, status.WithContext(Context(round, read, piece)));
+}
+
+void SampleReader::FailNonFinite(ReadRound& round, const SampleRead& read, int64_t count) const {
+  MetricsCounters::Add(counters_->samples_nonfinite, 1);
+  const OutputArray& out = parts_.outputs[read.output];
+  round.Fail(read.sample,
+             DataLossError(StrCat(Context(round, read, nullptr), ": ", count,
+                                  count == 1 ? " value is" : " values are", " NaN or infinite (",
+                                  out.dtype,
+                                  ", checked by check_finite); fix the case, or set "
+                                  "error_policy to \"skip\" to leave such samples out")));
 }
 
 }  // namespace patchfeed::loader::internal_loader

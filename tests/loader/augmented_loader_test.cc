@@ -216,7 +216,9 @@ TEST(AugmentedLoaderTest, RejectsConfigurationsItCannotRun) {
     LoaderConfig c = AugmentedConfig(ds);
     c.sampler.patch_size = {20, 20};
     EXPECT_THAT(Loader::Create(c).status(),
-                StatusIs(StatusCode::kInvalidArgument, HasSubstr("axes")));
+                StatusIs(StatusCode::kInvalidArgument,
+                         HasSubstr("the augmentation's patch_size has 3 dimensions but patch_size "
+                                   "(the crop the sampler draws) has 2; give 3")));
   }
 }
 

@@ -280,9 +280,9 @@ TEST(LoaderTest, RefusesConfigurationsOverTheMemoryBudget) {
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
   c.memory_budget = 64 << 10;
-  EXPECT_THAT(Loader::Create(c),
-              StatusIs(StatusCode::kResourceExhausted,
-                       ::testing::AllOf(HasSubstr("ring 3 slots"), HasSubstr("memory budget"))));
+  EXPECT_THAT(Loader::Create(c), StatusIs(StatusCode::kResourceExhausted,
+                                          ::testing::AllOf(HasSubstr("ring_size 3"),
+                                                           HasSubstr("raise memory_budget"))));
 }
 
 TEST(LoaderTest, RejectsInconsistentArraysAndOptions) {

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/frame_reader.h"
+#include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
@@ -159,6 +160,37 @@ inline void CorruptEveryChunk(const std::string& path) {
   }
   ::close(fd);
   ASSERT_GT(corrupted, 0);
+}
+
+/// Reads the whole array at `path`, lets `edit(bytes, shape, dtype)` change its items, shape
+/// or dtype (C order), and writes it back in place with the same chunk and block shapes.
+template <typename Edit>
+void RewriteArray(const std::string& path, Edit edit) {
+  std::vector<std::byte> bytes;
+  std::vector<int64_t> shape;
+  std::string dtype;
+  codec::B2ndWriteOptions options;
+  {
+    auto reader = codec::NdArrayReader::Open(path);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    const codec::NdGeometry& g = reader->geometry();
+    codec::Box box;
+    for (const int64_t extent : g.shape) {
+      box.start.push_back(0);
+      box.stop.push_back(extent);
+    }
+    auto read = reader->ReadBox(box, std::vector<std::byte>(static_cast<size_t>(g.itemsize)));
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    bytes = std::move(*read);
+    shape = g.shape;
+    dtype = reader->dtype();
+    options.chunkshape.assign(g.chunkshape.begin(), g.chunkshape.end());
+    options.blockshape.assign(g.blockshape.begin(), g.blockshape.end());
+    options.encode.codec = codec::Codec::kLZ4;
+  }
+  edit(bytes, shape, dtype);
+  const Status written = codec::WriteB2nd(path, bytes, shape, dtype, options);
+  ASSERT_TRUE(written.ok()) << written.ToString();
 }
 
 /// Calls Next() until it fails (at most `limit` times); returns the error, or OK.

@@ -48,10 +48,11 @@ def read_case_locations(pkl_path: str) -> dict:
 
 def nnunet_indexes(folder: str, case_ids: Sequence[str], seg_paths: Sequence[str],
                    keys: Sequence[Any] | None = None,
-                   io: str = "mmap") -> list[_core.ForegroundIndex] | None:
+                   io: str = "mmap") -> list[_core.ForegroundIndex | None] | None:
     """The indexes of every case from `<folder>/<id>.pkl`, or None when a case has no .pkl (the
     loader then builds its own). `keys` default: the first case's class_locations keys, in
-    nnU-Net's order."""
+    nnU-Net's order. A case whose label map cannot be opened gets None: the loader opens it
+    again and reports it with every other case it cannot use (or leaves them out)."""
     pkls = [os.path.join(folder, f"{cid}.pkl") for cid in case_ids]
     if not pkls or not all(os.path.isfile(p) for p in pkls):
         return None
@@ -60,6 +61,10 @@ def nnunet_indexes(folder: str, case_ids: Sequence[str], seg_paths: Sequence[str
         locations = read_case_locations(pkl)
         if keys is None:
             keys = list(locations.keys())
-        shape = open_array(seg, io=io).shape[1:]  # (1, *spatial)
+        try:
+            shape = open_array(seg, io=io).shape[1:]  # (1, *spatial)
+        except (OSError, ValueError):
+            indexes.append(None)
+            continue
         indexes.append(index_from_locations(locations, keys, shape))
     return indexes

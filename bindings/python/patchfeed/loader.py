@@ -180,10 +180,12 @@ def _distributed_defaults(rank: int | None, world_size: int | None) -> tuple[int
     return (0 if rank is None else rank), (1 if world_size is None else world_size)
 
 
-def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
-                        foreground: str, io: str = "mmap") -> list[_core.ForegroundIndex] | None:
+def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any, foreground: str,
+                        io: str = "mmap") -> list[_core.ForegroundIndex | None] | None:
     """The `foreground_locations` option as indexes per case, or None to let the loader build.
-    Label maps are opened (for their shapes) with the loader's `io_mode`."""
+    Label maps are opened (for their shapes) with the loader's `io_mode`; one that cannot be
+    opened gets None, so that the C++ loader reports it with every other bad case (or, with
+    error_policy="skip", leaves it out)."""
     if foreground == "off" or locations is None or locations == "build":
         return None
     ids = dataset.case_ids
@@ -206,9 +208,15 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any,
     first = locations[ids[0]]
     wanted = list(first.keys()) if keys is None else [tuple(k) if len(k) > 1 else k[0]
                                                        for k in keys]
-    return [class_locations.index_from_locations(
-        locations[cid], wanted, open_array(dataset.paths(i)[seg], io=io).shape[1:])
-        for i, cid in enumerate(ids)]
+    indexes: list[_core.ForegroundIndex | None] = []
+    for i, cid in enumerate(ids):
+        try:
+            shape = open_array(dataset.paths(i)[seg], io=io).shape[1:]
+        except (OSError, ValueError):
+            indexes.append(None)
+            continue
+        indexes.append(class_locations.index_from_locations(locations[cid], wanted, shape))
+    return indexes
 
 
 def _derive_crop(dataset: Dataset, patch_size: Sequence[int], need_to_pad: Sequence[int] | None,
@@ -258,6 +266,16 @@ def _warn_about_nnunet_sampling(patch_size: Sequence[int], need_to_pad: Any,
             f"need_to_pad = crop - patch ({pad}), so its samples reach the case borders; "
             f"without it they stay away from them and the foreground statistics differ; pass "
             f"need_to_pad={pad}", stacklevel=3)
+
+
+def _warn_about_excluded_cases(excluded: Sequence[tuple[int, str, str]]) -> None:
+    """One warning naming every case the loader left out (error_policy="skip") and why."""
+    if excluded:
+        lines = "".join(f"\n  case {cid!r} (#{i}): {why}" for i, cid, why in excluded)
+        cases = ("case cannot be used and is" if len(excluded) == 1
+                 else "cases cannot be used and are")
+        warnings.warn(f"error_policy='skip': {len(excluded)} {cases} left out of sampling:{lines}",
+                      stacklevel=3)
 
 
 def _copied(value: Any) -> Any:
@@ -310,7 +328,14 @@ class Loader:
         (0: every read synchronous, inside the decode tasks; faster on local disks).
       io_backend: "auto" (io_uring where the kernel allows it, else a pool of threads doing
         blocking preads), "io_uring" or "pread"; `metrics()["io_backend"]` says which runs.
-      error_policy: "fail" (a bad read raises) or "skip" (the sample is redrawn).
+      error_policy: "fail" or "skip". At creation, a case that cannot be used (a missing or
+        unreadable file, an array whose rank, channels or dtype differ from the other cases')
+        raises with "fail", with every such case listed; "skip" leaves them out with one
+        warning (`metrics()["cases_excluded"]` counts them). A bad read (or a non-finite
+        sample, `check_finite`) raises with "fail"; with "skip" the sample is redrawn.
+      check_finite: check every delivered sample's floating arrays (with augmentation, the
+        image after it) for NaN and Inf; a sample holding any is an error of that sample, as
+        a bad read (error_policy). Costs about a pass over the float data (docs/loader.md).
       max_redraws, max_open_files, min_task_bytes: see loader/loader.h.
       augmentation: nnU-Net's training augmentation, run on every sample right after its read
         (docs/augment.md); `patchfeed.augment.AugmentationOptions` types it. Without a
@@ -343,7 +368,8 @@ class Loader:
     Raises:
       FileNotFoundError: a dataset file is missing.
       patchfeed.CorruptDataError: a file is not a readable `.b2nd` array.
-      ValueError: inconsistent arguments or arrays (shapes, dtypes across cases).
+      ValueError: inconsistent arguments, or arrays that differ across cases (shapes, dtypes).
+        With several bad cases, the first one's type; the message lists them all.
       MemoryError: the configuration needs more than `memory_budget`.
     """
 
@@ -380,6 +406,7 @@ class Loader:
         io_backend: str = "auto",
         error_policy: str = "fail",
         max_redraws: int = 8,
+        check_finite: bool = False,
         max_open_files: int = 1024,
         min_task_bytes: int = 256 << 10,
         augmentation: AugmentationOptions | Mapping[str, Any] | None = None,
@@ -425,6 +452,7 @@ class Loader:
         self._options: dict[str, Any] = {k: _copied(v) for k, v in options.items()}
         self._core: _core.Loader | None = None
         self._core = _core.Loader(**self._options)
+        _warn_about_excluded_cases(self._core.excluded_cases)
         aug = augmentation or {}
         _warn_about_nnunet_sampling(patch_size, need_to_pad, aug)
         self._ds_scales = [list(s) for s in aug.get("deep_supervision_scales") or []]
