@@ -47,9 +47,10 @@ class PyArray {
 
   const codec::ArrayReader& reader() const { return *reader_; }
 
-  // Reads [start, stop) in C order into a new bytes object; `pad` fills outside the array.
-  py::bytes ReadBox(const std::vector<int64_t>& start, const std::vector<int64_t>& stop,
-                    double pad) {
+  // Reads [start, stop) in C order into a new bytearray; `pad` fills outside the array.
+  // (Not bytes: the NumPy array over it, frames.py, is then writable like any new array.)
+  py::bytearray ReadBox(const std::vector<int64_t>& start, const std::vector<int64_t>& stop,
+                        double pad) {
     const codec::ArrayReader& array = *reader_;
     const auto pad_item = ValueOrThrow(codec::ItemFromDouble(array.dtype(), array.itemsize(), pad));
     const codec::Box box{start, stop};
@@ -59,14 +60,14 @@ class PyArray {
     int64_t bytes = array.itemsize();
     for (int64_t e : shape)
       bytes *= e;
-    PyObject* raw = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes));
+    PyObject* raw = PyByteArray_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(bytes));
     if (raw == nullptr) {
       PyErr_Clear();
       ThrowIfError(ResourceExhaustedError(array.path() + ": the box needs " + FormatBytes(bytes) +
                                           " of memory, more than can be allocated"));
     }
-    py::bytes out = py::reinterpret_steal<py::bytes>(raw);
-    auto* dst = reinterpret_cast<std::byte*>(PyBytes_AS_STRING(out.ptr()));
+    py::bytearray out = py::reinterpret_steal<py::bytearray>(raw);
+    auto* dst = reinterpret_cast<std::byte*>(PyByteArray_AS_STRING(out.ptr()));
     Status st;
     {
       py::gil_scoped_release release;
@@ -148,7 +149,7 @@ void RegisterFrames(py::module_& m) {
                              [](const PyArray& a) { return a.reader().geometry().blockshape; })
       .def_property_readonly("itemsize", [](const PyArray& a) { return a.reader().itemsize(); })
       .def("read_box", &PyArray::ReadBox, py::arg("start"), py::arg("stop"), py::arg("pad") = 0.0,
-           "Reads [start, stop) (may cross the border) as C-ordered bytes.");
+           "Reads [start, stop) (may cross the border) as a C-ordered bytearray.");
   m.def("write_b2nd", &WriteB2nd, py::arg("path"), py::arg("data"), py::arg("shape"),
         py::arg("dtype"), py::arg("chunks"), py::arg("blocks"), py::arg("codec") = "zstd",
         py::arg("clevel") = 5, py::arg("filters") = std::vector<std::string>{"shuffle"},

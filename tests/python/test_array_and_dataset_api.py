@@ -20,6 +20,7 @@ def test_ndarray_is_array_like(tmp_path):
     np.testing.assert_array_equal(np.asarray(arr), data)
     np.testing.assert_array_equal(np.array(arr, dtype=np.float64), data.astype(np.float64))
     assert np.asarray(arr).dtype == np.float32
+    assert np.asarray(arr).flags.writeable and arr[0, 1:3].flags.writeable  # new arrays
     text = repr(arr)
     for part in (repr(path), "b2nd", "(2, 5, 6, 7)", "float32", "chunks=(1, 4, 4, 4)"):
         assert part in text, text
