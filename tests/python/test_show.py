@@ -120,16 +120,20 @@ def test_show_plain_2d_patches_and_image_only_folders(dataset, tmp_path, capsys)
 
 
 def test_bench_plot_of_a_threads_sweep(tmp_path, capsys):
+    matplotlib = pytest.importorskip("matplotlib")
     out = tmp_path / "bench.png"
-    assert cli.main(["bench", "--patch", "16,16,16", "--cases", "2", "--steps", "6",
-                     "--warmup", "1", "--numpy", "--threads", "1,2", "--json",
-                     "--plot", str(out)]) == 0
+    # A style of the process's own (as seaborn.set() leaves) does not change the lines' colours.
+    with matplotlib.rc_context({"axes.prop_cycle": matplotlib.cycler(color=["k", "g"])}):
+        assert cli.main(["bench", "--patch", "16,16,16", "--cases", "2", "--steps", "6",
+                         "--warmup", "1", "--numpy", "--threads", "1,2", "--json",
+                         "--plot", str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
     runs = [json.loads(line) for line in lines if line.startswith("{")]
     assert [r["threads"] for r in runs] == [1, 2] and "step_s" not in runs[0]
     assert lines[-1] == f"patchfeed bench: plot -> {out}"
     pixels = png(out)
     assert pixels.shape == (BENCH_PLOT_PX[1], BENCH_PLOT_PX[0], 3) and pixels.std() > 0.05
-    # matplotlib's first two line colours: one line per thread count.
+    # tab10's first two colours: one line per thread count, whatever style the process set
+    # (nnU-Net's progress plot, run by other tests here, calls seaborn.set()).
     assert has_colour(pixels, (0x1f / 255, 0x77 / 255, 0xb4 / 255))
     assert has_colour(pixels, (0xff / 255, 0x7f / 255, 0x0e / 255))

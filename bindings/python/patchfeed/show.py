@@ -240,13 +240,17 @@ def plot_bench(results: Sequence[dict[str, Any]], out: str, title: str) -> tuple
     previous one) for each run of a threads sweep, with the median of 5 steps around it and
     the run's mean as a dashed line: warm-up, stalls and how the thread counts compare show at
     once. Returns the PNG's (width, height)."""
+    from matplotlib import colormaps
     from matplotlib.figure import Figure
 
+    # Colours from tab10 itself, not "C0", "C1": those follow the global style, which other
+    # code in the process may have changed (nnU-Net's progress plot calls seaborn.set()).
+    palette = colormaps["tab10"]
     fig = Figure(figsize=(BENCH_PLOT_PX[0] / _DPI, BENCH_PLOT_PX[1] / _DPI), dpi=_DPI)
     ax = fig.add_subplot(1, 1, 1)
     top = 0.0
     for k, result in enumerate(results):
-        colour = f"C{k % 10}"
+        colour = palette(k % 10)
         rate = result["batch"] / np.maximum(np.array(result["step_s"]), 1e-9)
         steps = np.arange(1, len(rate) + 1)
         ax.plot(steps, rate, color=colour, alpha=0.35, linewidth=0.8)
