@@ -1,6 +1,6 @@
 # Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 """The child of test_loader_interrupts.py: a training loop that a parent interrupts with real
-SIGINTs. It prints "ready" and consumes batches, acknowledging each KeyboardInterrupt with a
+SIGINTs. It says "ready" and consumes batches, acknowledging each KeyboardInterrupt with a
 line on stdout; after the parent says "stop" on stdin it reads as many batches with a new,
 uninterrupted loader and prints one JSON line: what it received and what it should have.
 
@@ -41,9 +41,14 @@ def main() -> None:
     def stop_asked() -> bool:
         return bool(select.select([sys.stdin], [], [], 0)[0])
 
-    print("ready", flush=True)
+    # Each line to the parent is printed inside the try: the parent's next SIGINT follows the
+    # line, and so lands where it is caught (not in the loop's own bytecode between handlers).
+    say = "ready"
     while len(got) < steps:
         try:
+            if say:
+                line, say = say, ""
+                print(line, flush=True)
             if style == "for":
                 for batch in loader:
                     pending = batch
@@ -84,7 +89,7 @@ def main() -> None:
                 loader = make()
                 loader.load_state_dict(state)
                 rebuilt += 1
-            print("caught", flush=True)
+            say = "caught"
     # Two more batches after the last interrupt: the resumed position reads on correctly.
     for _ in range(2):
         batch = loader.next_batch()
