@@ -215,7 +215,21 @@ Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& c) {
       {"p_contrast", c.contrast.p_apply},
       {"p_low_resolution", c.low_resolution.p_apply},
       {"p_gamma_inverted", c.gamma_inverted.p_apply},
-      {"p_gamma", c.gamma.p_apply}};
+      {"p_gamma", c.gamma.p_apply},
+      {"spatial.p_rotation_per_axis", c.spatial.p_rotation_per_axis},
+      {"spatial.p_synchronize_scaling", c.spatial.p_synchronize_scaling},
+      {"spatial.p_synchronize_elastic_scale", c.spatial.p_synchronize_elastic_scale},
+      {"noise.p_per_channel", c.noise.p_per_channel},
+      {"blur.p_per_channel", c.blur.p_per_channel},
+      {"brightness.p_per_channel", c.brightness.p_per_channel},
+      {"contrast.p_per_channel", c.contrast.p_per_channel},
+      {"low_resolution.p_per_channel", c.low_resolution.p_per_channel},
+      {"gamma_inverted.p_invert", c.gamma_inverted.p_invert},
+      {"gamma_inverted.p_retain_stats", c.gamma_inverted.p_retain_stats},
+      {"gamma_inverted.p_per_channel", c.gamma_inverted.p_per_channel},
+      {"gamma.p_invert", c.gamma.p_invert},
+      {"gamma.p_retain_stats", c.gamma.p_retain_stats},
+      {"gamma.p_per_channel", c.gamma.p_per_channel}};
   for (const auto& [name, value] : probabilities) {
     if (!(value >= 0 && value <= 1)) {
       return InvalidArgumentError(StrCat("augmentation: ", name, " = ", PythonFloat(value),
@@ -235,6 +249,29 @@ Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& c) {
   PATCHFEED_RETURN_IF_ERROR(check_range("scaling", c.spatial.scaling));
   if (c.spatial.scaling.lo <= 0) {
     return InvalidArgumentError("augmentation: scales must be positive");
+  }
+  // The other ranges: finite, ordered, and where a transform needs it, positive (a zoom, a
+  // gamma or a factor of 0 has no meaning) or non-negative (a sigma, a magnitude).
+  const struct {
+    const char* name;
+    const ScalarRange& range;
+    double lowest;
+    bool open;  // lowest itself excluded
+  } ranges[] = {{"spatial.elastic_scale", c.spatial.elastic_scale, 0, false},
+                {"spatial.elastic_magnitude", c.spatial.elastic_magnitude, 0, false},
+                {"noise.sigma", c.noise.sigma, 0, false},
+                {"blur.sigma", c.blur.sigma, 0, false},
+                {"brightness.multiplier", c.brightness.multiplier, 0, false},
+                {"contrast.factor", c.contrast.factor, 0, false},
+                {"low_resolution.zoom", c.low_resolution.zoom, 0, true},
+                {"gamma_inverted.gamma", c.gamma_inverted.gamma, 0, true},
+                {"gamma.gamma", c.gamma.gamma, 0, true}};
+  for (const auto& r : ranges) {
+    PATCHFEED_RETURN_IF_ERROR(check_range(r.name, r.range));
+    if (r.range.lo < r.lowest || (r.open && r.range.lo == r.lowest)) {
+      return InvalidArgumentError(StrCat("augmentation: the ", r.name, " range must be ",
+                                         r.open ? "positive" : "non-negative"));
+    }
   }
   return Status::Ok();
 }

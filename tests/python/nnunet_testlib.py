@@ -108,3 +108,60 @@ def listing(folder: pathlib.Path) -> dict[str, int]:
     """Every file below `folder` with its size."""
     return {str(p.relative_to(folder)): p.stat().st_size
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def make_trainer(root: pathlib.Path, configuration: str, dataset: str = DATASET,
+                 trainer_class: type | None = None):
+    """A trainer for `dataset` as nnUNetv2_train builds it (fold 0, CPU), nnUNetTrainerPatchfeed
+    unless `trainer_class` is given."""
+    import torch
+
+    if trainer_class is None:
+        from patchfeed.nnunet import nnUNetTrainerPatchfeed as trainer_class
+
+    base = root / "preprocessed" / dataset
+    plans = json.loads((base / "nnUNetPlans.json").read_text())
+    dataset_json = json.loads((base / "dataset.json").read_text())
+    plans["continue_training"] = False  # as nnUNetv2_train's get_trainer_from_args sets it
+    trainer = trainer_class(plans, configuration, 0, dataset_json, device=torch.device("cpu"))
+    trainer._set_batch_size_and_oversample()
+    return trainer
+
+
+def use_nnunet_dataset(nnunet_root: pathlib.Path, tmp_path: pathlib.Path, monkeypatch
+                       ) -> pathlib.Path:
+    """nnU-Net's environment for a test on the cached datasets (results below tmp_path), with
+    the fold split nnU-Net's first training writes; returns `nnunet_root`."""
+    monkeypatch.setenv("nnUNet_raw", str(nnunet_root / "raw"))
+    monkeypatch.setenv("nnUNet_preprocessed", str(nnunet_root / "preprocessed"))
+    monkeypatch.setenv("nnUNet_results", str(tmp_path / "results"))
+    monkeypatch.setenv("PATCHFEED_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("nnUNet_n_proc_DA", "2")
+    for dataset in (DATASET, REGIONS_DATASET):
+        base = nnunet_root / "preprocessed" / dataset
+        splits = base / "splits_final.json"
+        if not splits.exists():  # what nnU-Net's first training writes; made once for all tests
+            from nnunetv2.utilities.crossval_split import generate_crossval_split
+
+            ids = sorted(p.name[: -len(".pkl")]
+                         for p in preprocessed(nnunet_root, dataset=dataset).glob("*.pkl"))
+            splits.write_text(json.dumps(generate_crossval_split(ids, seed=12345, n_splits=5)))
+    return nnunet_root
+
+
+def nnunet_sample(trainer, case_id, box_start, patch, transforms):
+    """nnUNetDataLoader.generate_train_batch for one sample at a given box."""
+    import torch
+    from acvl_utils.cropping_and_padding.bounding_boxes import crop_and_pad_nd
+    from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
+
+    ds = nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, [case_id])
+    data, seg, _, _ = ds.load_case(case_id)
+    bbox = [[lo, lo + p] for lo, p in zip(box_start, patch)]
+    data_cropped = torch.from_numpy(crop_and_pad_nd(data, bbox, 0)).float()
+    seg_cropped = torch.from_numpy(crop_and_pad_nd(seg, bbox, -1, cast_cropped_to=np.int16))
+    seg_cropped = seg_cropped.to(torch.int16)
+    if len(trainer.configuration_manager.patch_size) == 2:
+        data_cropped, seg_cropped = data_cropped[:, 0], seg_cropped[:, 0]
+    out = transforms(**{"image": data_cropped, "segmentation": seg_cropped})
+    return out["image"], out["segmentation"]

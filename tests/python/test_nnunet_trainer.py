@@ -13,7 +13,8 @@ import pathlib
 
 import numpy as np
 import pytest
-from nnunet_testlib import DATASET, REGIONS_DATASET, listing, nnunet_dataset, preprocessed
+from nnunet_testlib import (DATASET, REGIONS_DATASET, listing, make_trainer, nnunet_dataset,
+                            nnunet_sample, preprocessed, use_nnunet_dataset)
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
@@ -26,51 +27,7 @@ def nnunet_root():
 
 @pytest.fixture
 def env(nnunet_root, tmp_path, monkeypatch):
-    monkeypatch.setenv("nnUNet_raw", str(nnunet_root / "raw"))
-    monkeypatch.setenv("nnUNet_preprocessed", str(nnunet_root / "preprocessed"))
-    monkeypatch.setenv("nnUNet_results", str(tmp_path / "results"))
-    monkeypatch.setenv("PATCHFEED_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("nnUNet_n_proc_DA", "2")
-    for dataset in (DATASET, REGIONS_DATASET):
-        base = nnunet_root / "preprocessed" / dataset
-        splits = base / "splits_final.json"
-        if not splits.exists():  # what nnU-Net's first training writes; made once for all tests
-            from nnunetv2.utilities.crossval_split import generate_crossval_split
-
-            ids = sorted(p.name[: -len(".pkl")]
-                         for p in preprocessed(nnunet_root, dataset=dataset).glob("*.pkl"))
-            splits.write_text(json.dumps(generate_crossval_split(ids, seed=12345, n_splits=5)))
-    return nnunet_root
-
-
-def make_trainer(root, configuration, dataset=DATASET):
-    from patchfeed.nnunet import nnUNetTrainerPatchfeed
-
-    base = root / "preprocessed" / dataset
-    plans = json.loads((base / "nnUNetPlans.json").read_text())
-    dataset_json = json.loads((base / "dataset.json").read_text())
-    plans["continue_training"] = False  # as nnUNetv2_train's get_trainer_from_args sets it
-    trainer = nnUNetTrainerPatchfeed(plans, configuration, 0, dataset_json,
-                                     device=torch.device("cpu"))
-    trainer._set_batch_size_and_oversample()
-    return trainer
-
-
-def nnunet_sample(trainer, case_id, box_start, patch, transforms):
-    """nnUNetDataLoader.generate_train_batch for one sample at a given box."""
-    from acvl_utils.cropping_and_padding.bounding_boxes import crop_and_pad_nd
-    from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
-
-    ds = nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, [case_id])
-    data, seg, _, _ = ds.load_case(case_id)
-    bbox = [[lo, lo + p] for lo, p in zip(box_start, patch)]
-    data_cropped = torch.from_numpy(crop_and_pad_nd(data, bbox, 0)).float()
-    seg_cropped = torch.from_numpy(crop_and_pad_nd(seg, bbox, -1, cast_cropped_to=np.int16))
-    seg_cropped = seg_cropped.to(torch.int16)
-    if len(trainer.configuration_manager.patch_size) == 2:
-        data_cropped, seg_cropped = data_cropped[:, 0], seg_cropped[:, 0]
-    out = transforms(**{"image": data_cropped, "segmentation": seg_cropped})
-    return out["image"], out["segmentation"]
+    return use_nnunet_dataset(nnunet_root, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("dataset,configuration", [(DATASET, "3d_fullres"), (DATASET, "2d"),

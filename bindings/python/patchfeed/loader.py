@@ -235,14 +235,34 @@ def _derive_crop(dataset: Dataset, patch_size: Sequence[int], need_to_pad: Seque
         if image in dataset.array_names and len(dataset):
             path = dataset.paths(0)[dataset.array_names.index(image)]
             spatial = open_array(path, io=io).ndim - 1
-    moves = any(float(aug.get(p, 0.2)) > 0 for p in ("p_rotation", "p_scaling"))
-    crop = list(crop_for(final, float(aug.get("max_angle", math.pi / 6)),
-                         dummy_2d=bool(aug.get("dummy_2d", False)))) if moves else list(final)
+    crop = list(crop_for(final, _max_angle(aug), dummy_2d=bool(aug.get("dummy_2d", False)))
+                ) if _moves_samples(aug) else list(final)
     pad = [c - f for c, f in zip(crop, final)] if need_to_pad is None else list(need_to_pad)
     if spatial == 3 and len(final) == 2:  # 2-D patches from 3-D cases: a (1, Y, X) slab
         crop = [1, *crop]
         pad = [0, *pad] if need_to_pad is None else pad
     return crop, pad, aug
+
+
+def _spatial_setting(augmentation: Mapping[str, Any], key: str, default: Any) -> Any:
+    """A spatial setting from the "spatial" dict or its flat shorthand (AugmentationOptions)."""
+    spatial = augmentation.get("spatial") or {}
+    return spatial[key] if key in spatial else augmentation.get(key, default)
+
+
+def _moves_samples(augmentation: Mapping[str, Any]) -> bool:
+    """Whether rotation, scaling or elastic deformation may move a sample (nnU-Net's 0.2)."""
+    return any(float(_spatial_setting(augmentation, key, default)) > 0 for key, default in
+               (("p_rotation", 0.2), ("p_scaling", 0.2), ("p_elastic", 0.0)))
+
+
+def _max_angle(augmentation: Mapping[str, Any]) -> float:
+    """The largest rotation, radians: "spatial"'s range or max_angle (nnU-Net's pi/6)."""
+    rotation = (augmentation.get("spatial") or {}).get("rotation")
+    if rotation is None:
+        return float(augmentation.get("max_angle", math.pi / 6))
+    values = rotation if isinstance(rotation, (list, tuple)) else [rotation]
+    return max(abs(float(r)) for r in values)
 
 
 def _warn_about_nnunet_sampling(patch_size: Sequence[int], need_to_pad: Any,
@@ -252,8 +272,7 @@ def _warn_about_nnunet_sampling(patch_size: Sequence[int], need_to_pad: Any,
         return
     patch = [int(p) for p in augmentation["patch_size"]]
     crop = [int(c) for c in patch_size][-len(patch):]
-    transforms = any(float(augmentation.get(p, 0.2)) > 0 for p in ("p_rotation", "p_scaling"))
-    if crop == patch and transforms:
+    if crop == patch and _moves_samples(augmentation):
         warnings.warn(
             f"augmentation: the sampler's crop {tuple(crop)} equals the patch: nnU-Net draws an "
             f"enlarged crop (its initial patch size, e.g. (205, 205, 205) for (128, 128, 128) "

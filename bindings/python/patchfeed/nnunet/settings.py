@@ -3,8 +3,8 @@
 
 Everything nnU-Net's `get_dataloaders` decides is taken from the trainer itself (so a trainer
 variant that changes a setting changes it here too): the fold split, batch size and
-oversampling, the initial (enlarged) patch size and need_to_pad, rotation, dummy 2-D, mirror
-axes, the channels normalised with a mask, deep-supervision scales, regions and the ignore label.
+oversampling, the initial (enlarged) patch size and need_to_pad, the foreground classes, and the
+augmentation, translated from the trainer's own transforms (pipeline.py).
 nnU-Net's `2d` configuration samples a slice of a 3-D case: the loader draws a (1, Y, X) crop and
 augments and returns it as 2-D.
 """
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from patchfeed.loader import Dataset
+from patchfeed.nnunet.pipeline import augmentation_for
 
 
 def case_dataset(folder: str, case_ids: Sequence[str]) -> Dataset:
@@ -42,47 +43,16 @@ def _foreground_keys(trainer: Any) -> tuple[list[list[int]], int]:
     return keys, annotated
 
 
-def _regions(trainer: Any) -> list[list[int]] | None:
-    lm = trainer.label_manager
-    if not lm.has_regions:
-        return None
-    regions = [list(r) if isinstance(r, (tuple, list)) else [int(r)]
-               for r in lm.foreground_regions]
-    if lm.ignore_label is not None:
-        regions.append([int(lm.ignore_label)])  # nnU-Net converts the ignore label too
-    return regions
-
-
 def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[str, Any]:
     """patchfeed.Loader keyword arguments for the trainer's training or validation data."""
-    cm = trainer.configuration_manager
-    final = [int(p) for p in cm.patch_size]
-    rotation, dummy_2d, initial, mirror_axes = \
-        trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+    final = [int(p) for p in trainer.configuration_manager.patch_size]
+    _, _, initial, _ = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
     crop = [int(p) for p in initial] if train else list(final)
     need_to_pad = [c - f for c, f in zip(crop, final)]
     if len(final) == 2:  # nnU-Net's 2d: a (1, Y, X) slab of the 3-D case
         crop, need_to_pad = [1, *crop], [0, *need_to_pad]
     keys, annotated = _foreground_keys(trainer)
-    augmentation: dict[str, Any] = {"patch_size": final}
-    if train:
-        augmentation.update(max_angle=float(max(abs(r) for r in np.atleast_1d(rotation))),
-                            dummy_2d=bool(dummy_2d), mirror_axes=list(mirror_axes or ()))
-        use_mask = cm.use_mask_for_norm or []
-        mask_channels = [i for i, m in enumerate(use_mask) if m]
-        if mask_channels:
-            augmentation["mask_channels"] = mask_channels
-    else:  # nnU-Net's validation transforms: no augmentation, only the label steps below
-        augmentation.update({p: 0.0 for p in ("p_rotation", "p_scaling", "p_noise", "p_blur",
-                                              "p_brightness", "p_contrast", "p_low_resolution",
-                                              "p_gamma_inverted", "p_gamma")})
-        augmentation["mirror_axes"] = []
-    scales = trainer._get_deep_supervision_scales()
-    if scales is not None:
-        augmentation["deep_supervision_scales"] = [[float(s) for s in scale] for scale in scales]
-    regions = _regions(trainer)
-    if regions is not None:
-        augmentation["regions"] = regions
+    augmentation = augmentation_for(trainer, train)
     n_proc = os.environ.get("nnUNet_n_proc_DA")
     threads = int(n_proc) if n_proc and int(n_proc) > 0 else 0
     batch_size = int(trainer.batch_size)

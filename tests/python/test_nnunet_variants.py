@@ -1,0 +1,369 @@
+# Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+"""nnU-Net's trainer variants through PatchfeedDataMixin: each one's own augmentation pipeline
+is translated exactly or refused.
+
+* The translation round-trips: the patchfeed augmentation made from a trainer's pipeline,
+  rebuilt as batchgeneratorsv2 transforms by `render` below (written from bgv2's constructors,
+  not from the translator), equals the trainer's pipeline transform by transform and parameter
+  by parameter, for nnunetv2 2.8.1's variants, in 3d_fullres, 2d and dummy 2-D.
+* nnUNetTrainerNoDA's training batches equal nnU-Net's bit for bit for the same boxes.
+* A user's subclass that changes one probability gets it, with nnU-Net's intensity statistics
+  over 500 samples.
+* What patchfeed does not implement (DA5's transforms, a user's own transform, another
+  parameter value, another order) is refused by get_dataloaders, naming trainer, transform and
+  parameter, before any loader starts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from nnunet_testlib import DATASET, make_trainer, nnunet_dataset, nnunet_sample, \
+    use_nnunet_dataset
+
+nnunetv2 = pytest.importorskip("nnunetv2")
+torch = pytest.importorskip("torch")
+
+from batchgeneratorsv2.transforms.intensity.brightness import (  # noqa: E402
+    MultiplicativeBrightnessTransform,
+)
+from batchgeneratorsv2.transforms.intensity.contrast import BGContrast, ContrastTransform  # noqa: E402
+from batchgeneratorsv2.transforms.intensity.gamma import GammaTransform  # noqa: E402
+from batchgeneratorsv2.transforms.intensity.gaussian_noise import GaussianNoiseTransform  # noqa: E402
+from batchgeneratorsv2.transforms.noise.gaussian_blur import GaussianBlurTransform  # noqa: E402
+from batchgeneratorsv2.transforms.spatial.low_resolution import (  # noqa: E402
+    SimulateLowResolutionTransform,
+)
+from batchgeneratorsv2.transforms.spatial.mirroring import MirrorTransform  # noqa: E402
+from batchgeneratorsv2.transforms.spatial.spatial import SpatialTransform  # noqa: E402
+from batchgeneratorsv2.transforms.utils.compose import ComposeTransforms  # noqa: E402
+from batchgeneratorsv2.transforms.utils.deep_supervision_downsampling import (  # noqa: E402
+    DownsampleSegForDSTransform,
+)
+from batchgeneratorsv2.transforms.utils.nnunet_masking import MaskImageTransform  # noqa: E402
+from batchgeneratorsv2.transforms.utils.pseudo2d import (  # noqa: E402
+    Convert2DTo3DTransform,
+    Convert3DTo2DTransform,
+)
+from batchgeneratorsv2.transforms.utils.random import RandomTransform  # noqa: E402
+from batchgeneratorsv2.transforms.utils.remove_label import RemoveLabelTransform  # noqa: E402
+from batchgeneratorsv2.transforms.utils.seg_to_regions import (  # noqa: E402
+    ConvertSegmentationToRegionsTransform,
+)
+from nnunetv2.training.nnUNetTrainer.nnUNetTrainer import nnUNetTrainer  # noqa: E402
+from nnunetv2.training.nnUNetTrainer.variants.data_augmentation import (  # noqa: E402
+    nnUNetTrainerDA5,
+    nnUNetTrainerDAOrd0,
+    nnUNetTrainerNoDA,
+    nnUNetTrainerNoMirroring,
+    nnUNetTrainer_noDummy2DDA,
+)
+from nnunetv2.training.nnUNetTrainer.variants.loss.nnUNetTrainerCELoss import (  # noqa: E402
+    nnUNetTrainerCELoss,
+)
+from nnunetv2.training.nnUNetTrainer.variants.network_architecture.nnUNetTrainerNoDeepSupervision import (  # noqa: E402,E501
+    nnUNetTrainerNoDeepSupervision,
+)
+from nnunetv2.training.nnUNetTrainer.variants.sampling.nnUNetTrainer_probabilisticOversampling import (  # noqa: E402,E501
+    nnUNetTrainer_probabilisticOversampling,
+)
+from nnunetv2.training.nnUNetTrainer.variants.training_length.nnUNetTrainer_Xepochs import (  # noqa: E402,E501
+    nnUNetTrainer_5epochs,
+)
+from patchfeed.nnunet import PatchfeedDataMixin  # noqa: E402
+from patchfeed.nnunet.pipeline import UnsupportedAugmentation, augmentation_for  # noqa: E402
+
+
+class ForcedDummy2D(nnUNetTrainer):
+    """nnU-Net's dummy 2-D augmentation (its choice for anisotropic patches) on the tiny data."""
+
+    def configure_rotation_dummyDA_mirroring_and_inital_patch_size(self):
+        rotation, _, _, mirror = super().configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+        from nnunetv2.training.data_augmentation.compute_initial_patch_size import get_patch_size
+
+        patch = self.configuration_manager.patch_size
+        rotation = (-math.pi, math.pi)
+        initial = get_patch_size(patch[1:], rotation, (0, 0), (0, 0), (0.85, 1.25))
+        return rotation, True, [patch[0], *initial], mirror
+
+
+class StrongBrightness(nnUNetTrainer):
+    """A user's variant changing one transform's probability: brightness on every sample."""
+
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        for t in pipeline.transforms:
+            if isinstance(t, RandomTransform) and \
+                    isinstance(t.transform, MultiplicativeBrightnessTransform):
+                t.apply_probability = 1.0
+        return pipeline
+
+
+VARIANTS = [nnUNetTrainer, nnUNetTrainerNoDA.nnUNetTrainerNoDA,
+            nnUNetTrainerNoMirroring.nnUNetTrainerNoMirroring,
+            nnUNetTrainerNoMirroring.nnUNetTrainer_onlyMirror01,
+            nnUNetTrainerNoMirroring.nnUNetTrainer_onlyMirror01_DASegOrd0,
+            nnUNetTrainerDAOrd0.nnUNetTrainer_DASegOrd0,
+            nnUNetTrainerDAOrd0.nnUNetTrainer_DASegOrd0_NoMirroring,
+            nnUNetTrainer_noDummy2DDA.nnUNetTrainer_noDummy2DDA,
+            nnUNetTrainer_probabilisticOversampling, nnUNetTrainer_5epochs,
+            nnUNetTrainerCELoss, nnUNetTrainerNoDeepSupervision, ForcedDummy2D, StrongBrightness]
+
+
+def with_patchfeed(base: type) -> type:
+    return type(f"{base.__name__}Patchfeed", (PatchfeedDataMixin, base), {})
+
+
+@pytest.fixture(scope="module")
+def nnunet_root():
+    return nnunet_dataset()
+
+
+@pytest.fixture
+def env(nnunet_root, tmp_path, monkeypatch):
+    return use_nnunet_dataset(nnunet_root, tmp_path, monkeypatch)
+
+
+def trainers_pipeline(trainer, train: bool):
+    """The pipeline nnU-Net's get_dataloaders builds for the trainer."""
+    cm, lm = trainer.configuration_manager, trainer.label_manager
+    scales = trainer._get_deep_supervision_scales()
+    regions = lm.foreground_regions if lm.has_regions else None
+    if not train:
+        return trainer.get_validation_transforms(scales, trainer.is_cascaded,
+                                                 lm.foreground_labels, regions, lm.ignore_label)
+    rotation, dummy_2d, _, mirror = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+    return trainer.get_training_transforms(
+        cm.patch_size, rotation, scales, mirror, dummy_2d, use_mask_for_norm=cm.use_mask_for_norm,
+        is_cascaded=trainer.is_cascaded, foreground_labels=lm.foreground_labels, regions=regions,
+        ignore_label=lm.ignore_label)
+
+
+def render(aug: dict) -> ComposeTransforms:
+    """patchfeed's augmentation dict as the batchgeneratorsv2 pipeline it stands for, each
+    transform present when it can act (a probability above 0, axes or channels named)."""
+    def scalar(pair, bg=False):
+        return BGContrast(tuple(pair)) if bg else tuple(pair)
+
+    def maybe(slot, make):
+        settings = aug[slot]
+        if settings["p_apply"] > 0:
+            out.append(RandomTransform(make(settings), apply_probability=settings["p_apply"]))
+
+    out = []
+    patch = aug["patch_size"]
+    sp = aug["spatial"]
+    if aug["dummy_2d"]:
+        out.append(Convert3DTo2DTransform())
+    if max(sp["p_rotation"], sp["p_scaling"], sp["p_elastic"]) > 0:
+        out.append(SpatialTransform(
+            patch[1:] if aug["dummy_2d"] else patch, patch_center_dist_from_border=0,
+            random_crop=False, p_elastic_deform=sp["p_elastic"],
+            elastic_deform_scale=scalar(sp["elastic_scale"]),
+            elastic_deform_magnitude=scalar(sp["elastic_magnitude"]),
+            p_synchronize_def_scale_across_axes=sp["p_synchronize_elastic_scale"],
+            p_rotation=sp["p_rotation"], rotation=scalar(sp["rotation"]),
+            p_rot_per_axis=sp["p_rotation_per_axis"], p_scaling=sp["p_scaling"],
+            scaling=scalar(sp["scaling"]),
+            p_synchronize_scaling_across_axes=sp["p_synchronize_scaling"],
+            bg_style_seg_sampling=False,
+            mode_seg="nearest" if sp["seg_mode"] == "nearest" else "bilinear",
+            border_mode_seg="constant", padding_value_seg=sp["seg_padding_value"]))
+    if aug["dummy_2d"]:
+        out.append(Convert2DTo3DTransform())
+    maybe("noise", lambda s: GaussianNoiseTransform(
+        noise_variance=scalar(s["sigma"]), p_per_channel=s["p_per_channel"],
+        synchronize_channels=s["synchronize_channels"]))
+    maybe("blur", lambda s: GaussianBlurTransform(
+        blur_sigma=scalar(s["sigma"]), synchronize_channels=s["synchronize_channels"],
+        synchronize_axes=s["synchronize_axes"], p_per_channel=s["p_per_channel"]))
+    maybe("brightness", lambda s: MultiplicativeBrightnessTransform(
+        multiplier_range=scalar(s["multiplier"], s["bg_contrast"]),
+        synchronize_channels=s["synchronize_channels"], p_per_channel=s["p_per_channel"]))
+    maybe("contrast", lambda s: ContrastTransform(
+        contrast_range=scalar(s["factor"], s["bg_contrast"]), preserve_range=s["preserve_range"],
+        synchronize_channels=s["synchronize_channels"], p_per_channel=s["p_per_channel"]))
+    maybe("low_resolution", lambda s: SimulateLowResolutionTransform(
+        scale=scalar(s["zoom"]), synchronize_channels=s["synchronize_channels"],
+        synchronize_axes=s["synchronize_axes"], ignore_axes=tuple(s["ignore_axes"]) or None,
+        allowed_channels=None, p_per_channel=s["p_per_channel"]))
+    for slot in ("gamma_inverted", "gamma"):
+        maybe(slot, lambda s: GammaTransform(
+            gamma=scalar(s["gamma"], s["bg_contrast"]), p_invert_image=s["p_invert"],
+            synchronize_channels=s["synchronize_channels"], p_per_channel=s["p_per_channel"],
+            p_retain_stats=s["p_retain_stats"]))
+    if aug["mirror_axes"]:
+        out.append(MirrorTransform(allowed_axes=tuple(aug["mirror_axes"])))
+    if aug["mask_channels"]:
+        out.append(MaskImageTransform(apply_to_channels=aug["mask_channels"],
+                                      channel_idx_in_seg=0, set_outside_to=0))
+    if aug["remove_label"]:
+        out.append(RemoveLabelTransform(-1, 0))
+    if "regions" in aug:
+        out.append(ConvertSegmentationToRegionsTransform(regions=aug["regions"], channel_in_seg=0))
+    if "deep_supervision_scales" in aug:
+        out.append(DownsampleSegForDSTransform(ds_scales=aug["deep_supervision_scales"]))
+    return ComposeTransforms(out)
+
+
+IGNORED = {"benchmark", "benchmark_use_fft", "benchmark_num_runs", "_grid_cache"}
+
+
+def canonical(value):
+    """A pipeline as plain, comparable values: transforms by class and parameters."""
+    if hasattr(value, "tolist"):
+        return canonical(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {k: canonical(v) for k, v in value.items()}
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    return (type(value).__name__,
+            {k: canonical(v) for k, v in vars(value).items() if k not in IGNORED})
+
+
+@pytest.mark.parametrize("configuration", ["3d_fullres", "2d"])
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.__name__)
+def test_translation_round_trips_to_the_trainers_pipeline(env, variant, configuration):
+    if variant is ForcedDummy2D and configuration == "2d":
+        pytest.skip("dummy 2-D is a 3-D configuration's")
+    trainer = make_trainer(env, configuration, trainer_class=with_patchfeed(variant))
+    for train in (True, False):
+        theirs = trainers_pipeline(trainer, train)
+        ours = render(augmentation_for(trainer, train))
+        assert canonical(ours) == canonical(theirs), (variant.__name__, train)
+    aug = augmentation_for(trainer, True)
+    # Spot checks of what each variant is about, against the dicts themselves.
+    if variant is nnUNetTrainerNoDA.nnUNetTrainerNoDA:
+        assert aug["spatial"]["p_rotation"] == aug["spatial"]["p_scaling"] == 0
+        assert all(aug[s]["p_apply"] == 0 for s in ("noise", "blur", "gamma"))
+        assert aug["mirror_axes"] == []
+    elif "DASegOrd0" in variant.__name__:
+        assert aug["spatial"]["seg_mode"] == "nearest"
+    elif variant is ForcedDummy2D:
+        assert aug["dummy_2d"] and aug["low_resolution"]["ignore_axes"] == [0]
+    elif variant is StrongBrightness:
+        assert aug["brightness"]["p_apply"] == 1.0 and aug["gamma_inverted"]["p_apply"] == 0.1
+    elif variant is nnUNetTrainerNoDeepSupervision:
+        assert "deep_supervision_scales" not in aug
+
+
+def test_noda_training_batches_equal_nnunets_bit_for_bit(env):
+    from patchfeed import Loader
+    from patchfeed.nnunet.settings import loader_options
+
+    trainer = make_trainer(env, "3d_fullres",
+                           trainer_class=with_patchfeed(nnUNetTrainerNoDA.nnUNetTrainerNoDA))
+    tr_keys, _ = trainer.do_split()
+    options = loader_options(trainer, tr_keys, train=True)
+    assert options["patch_size"] == list(trainer.configuration_manager.patch_size)
+    transforms = trainers_pipeline(trainer, train=True)
+    with Loader(**options) as loader:
+        ids = loader.dataset.case_ids
+        for _, batch in zip(range(3), loader):
+            for j, s in enumerate(loader.last_batch.samples):
+                image, targets = nnunet_sample(trainer, ids[s.case_index], s.box_start,
+                                               options["patch_size"], transforms)
+                assert torch.equal(batch["image"][j], image), s
+                for ours, theirs in zip(batch["seg"], targets):
+                    assert torch.equal(ours[j], theirs), s
+
+
+def intensity_statistics(batches, n):
+    """Per sample: the image's mean and standard deviation, over n batches."""
+    means, stds = [], []
+    for _ in range(n):
+        data = next(batches)["data"].flatten(1).float()
+        means += data.mean(1).tolist()
+        stds += data.std(1).tolist()
+    return np.array(means), np.array(stds)
+
+
+def test_a_users_changed_probability_gives_nnunets_statistics(env):
+    """StrongBrightness multiplies every sample's intensities: the per-sample means and
+    standard deviations of 500+ samples are distributed as nnU-Net's own loader's with that
+    trainer (two-sample Kolmogorov-Smirnov), and not as the default trainer's."""
+    from nnunetv2.training.dataloading.data_loader import nnUNetDataLoader
+    from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
+    from scipy.stats import ks_2samp
+
+    def nnunets(trainer):
+        _, _, initial, _ = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+        tr_keys, _ = trainer.do_split()
+        loader = nnUNetDataLoader(
+            nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, tr_keys), trainer.batch_size,
+            initial, trainer.configuration_manager.patch_size, trainer.label_manager,
+            oversample_foreground_percent=trainer.oversample_foreground_percent,
+            transforms=trainers_pipeline(trainer, True))
+        return iter(loader.generate_train_batch, None)
+
+    strong = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(StrongBrightness))
+    n = math.ceil(500 / strong.batch_size)
+    ours, _ = strong.get_dataloaders()
+    ours_stats = intensity_statistics(ours, n)
+    ours.close()
+    theirs_stats = intensity_statistics(nnunets(strong), n)
+    default_stats = intensity_statistics(nnunets(make_trainer(env, "3d_fullres")), n)
+    for x, y in zip(ours_stats, theirs_stats):
+        assert ks_2samp(x, y).pvalue > 1e-3
+    # The statistic sees the change: brightness on every sample spreads the means.
+    assert ks_2samp(ours_stats[0], default_stats[0]).pvalue < 1e-3
+
+
+class OwnTransformTrainer(nnUNetTrainer):
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        from batchgeneratorsv2.transforms.base.basic_transform import ImageOnlyTransform
+
+        class InvertImage(ImageOnlyTransform):
+            def _apply_to_image(self, img, **params):
+                return -img
+
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        pipeline.transforms.insert(3, InvertImage())
+        return pipeline
+
+
+class BorderPaddingTrainer(nnUNetTrainer):
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        pipeline.transforms[0].padding_mode_image = "border"
+        return pipeline
+
+
+class ReorderedTrainer(nnUNetTrainer):
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        t = pipeline.transforms
+        t[1], t[2] = t[2], t[1]  # blur before noise
+        return pipeline
+
+
+@pytest.mark.parametrize("variant, expected", [
+    (nnUNetTrainerDA5.nnUNetTrainerDA5,
+     ["Rot90Transform", "TransposeAxesTransform",
+      "OneOfTransform(MedianFilterTransform, GaussianBlurTransform)",
+      "BrightnessAdditiveTransform", "OneOfTransform(ContrastTransform, ContrastTransform)",
+      "BlankRectangleTransform", "BrightnessGradientAdditiveTransform", "LocalGammaTransform",
+      "SharpeningTransform"]),
+    (OwnTransformTrainer, ["InvertImage (from test_nnunet_variants)"]),
+    (BorderPaddingTrainer, ["SpatialTransform.padding_mode_image='border'"]),
+    (ReorderedTrainer, ["GaussianNoiseTransform after blur"]),
+], ids=["DA5", "own-transform", "parameter", "order"])
+def test_what_patchfeed_lacks_is_refused_before_loading(env, variant, expected):
+    trainer = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(variant))
+    with pytest.raises(UnsupportedAugmentation) as caught:
+        trainer.get_dataloaders()
+    message = str(caught.value)
+    assert f"{with_patchfeed(variant).__name__}.get_training_transforms()" in message
+    for name in expected:
+        assert name in message, (name, message)
+    assert "nnU-Net's own data loader" in message
