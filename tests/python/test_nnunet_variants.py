@@ -55,22 +55,10 @@ from batchgeneratorsv2.transforms.utils.seg_to_regions import (  # noqa: E402
 from nnunetv2.training.nnUNetTrainer.nnUNetTrainer import nnUNetTrainer  # noqa: E402
 from nnunetv2.training.nnUNetTrainer.variants.data_augmentation import (  # noqa: E402
     nnUNetTrainerDA5,
-    nnUNetTrainerDAOrd0,
     nnUNetTrainerNoDA,
-    nnUNetTrainerNoMirroring,
-    nnUNetTrainer_noDummy2DDA,
-)
-from nnunetv2.training.nnUNetTrainer.variants.loss.nnUNetTrainerCELoss import (  # noqa: E402
-    nnUNetTrainerCELoss,
 )
 from nnunetv2.training.nnUNetTrainer.variants.network_architecture.nnUNetTrainerNoDeepSupervision import (  # noqa: E402,E501
     nnUNetTrainerNoDeepSupervision,
-)
-from nnunetv2.training.nnUNetTrainer.variants.sampling.nnUNetTrainer_probabilisticOversampling import (  # noqa: E402,E501
-    nnUNetTrainer_probabilisticOversampling,
-)
-from nnunetv2.training.nnUNetTrainer.variants.training_length.nnUNetTrainer_Xepochs import (  # noqa: E402,E501
-    nnUNetTrainer_5epochs,
 )
 from patchfeed.nnunet import PatchfeedDataMixin  # noqa: E402
 from patchfeed.nnunet.pipeline import UnsupportedAugmentation, augmentation_for  # noqa: E402
@@ -102,15 +90,28 @@ class StrongBrightness(nnUNetTrainer):
         return pipeline
 
 
-VARIANTS = [nnUNetTrainer, nnUNetTrainerNoDA.nnUNetTrainerNoDA,
-            nnUNetTrainerNoMirroring.nnUNetTrainerNoMirroring,
-            nnUNetTrainerNoMirroring.nnUNetTrainer_onlyMirror01,
-            nnUNetTrainerNoMirroring.nnUNetTrainer_onlyMirror01_DASegOrd0,
-            nnUNetTrainerDAOrd0.nnUNetTrainer_DASegOrd0,
-            nnUNetTrainerDAOrd0.nnUNetTrainer_DASegOrd0_NoMirroring,
-            nnUNetTrainer_noDummy2DDA.nnUNetTrainer_noDummy2DDA,
-            nnUNetTrainer_probabilisticOversampling, nnUNetTrainer_5epochs,
-            nnUNetTrainerCELoss, nnUNetTrainerNoDeepSupervision, ForcedDummy2D, StrongBrightness]
+def nnunets_variants() -> list[type]:
+    """Every trainer class defined in nnunetv2's variants package (56 in 2.8.1)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import nnunetv2.training.nnUNetTrainer.variants as package
+
+    found = {}
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, nnUNetTrainer) and cls.__module__ == module.__name__:
+                found[cls.__name__] = cls
+    return [found[name] for name in sorted(found)]
+
+
+ALL_VARIANTS = nnunets_variants()
+# The variants patchfeed refuses: DA5's pipeline needs transforms patchfeed lacks.
+REFUSED = {c for c in ALL_VARIANTS if "DA5" in c.__name__}
+VARIANTS = [nnUNetTrainer, *[c for c in ALL_VARIANTS if c not in REFUSED], ForcedDummy2D,
+            StrongBrightness]
 
 
 def with_patchfeed(base: type) -> type:
@@ -233,6 +234,8 @@ def canonical(value):
 def test_translation_round_trips_to_the_trainers_pipeline(env, variant, configuration):
     if variant is ForcedDummy2D and configuration == "2d":
         pytest.skip("dummy 2-D is a 3-D configuration's")
+    if "Benchmark" in variant.__name__ and not torch.cuda.is_available():
+        pytest.skip("nnU-Net's benchmark trainers assert a GPU when built")
     trainer = make_trainer(env, configuration, trainer_class=with_patchfeed(variant))
     for train in (True, False):
         theirs = trainers_pipeline(trainer, train)
@@ -252,6 +255,18 @@ def test_translation_round_trips_to_the_trainers_pipeline(env, variant, configur
         assert aug["brightness"]["p_apply"] == 1.0 and aug["gamma_inverted"]["p_apply"] == 0.1
     elif variant is nnUNetTrainerNoDeepSupervision:
         assert "deep_supervision_scales" not in aug
+
+
+@pytest.mark.parametrize("variant", sorted(REFUSED, key=lambda c: c.__name__),
+                         ids=lambda v: v.__name__)
+def test_every_other_variant_is_refused(env, variant):
+    """With VARIANTS, every trainer of nnunetv2's variants package: translated exactly or
+    refused, nothing in between."""
+    assert len(ALL_VARIANTS) >= 56 and len(REFUSED) == 5
+    trainer = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(variant))
+    with pytest.raises(UnsupportedAugmentation, match="Rot90Transform"):
+        augmentation_for(trainer, True)
+    augmentation_for(trainer, False)  # DA5's validation pipeline is nnU-Net's default
 
 
 def test_noda_training_batches_equal_nnunets_bit_for_bit(env):
