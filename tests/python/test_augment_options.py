@@ -81,3 +81,21 @@ def test_bad_nested_settings_are_errors_naming_them():
         run({**without("p_contrast"), "contrast": {"factor": [2, 1]}})
     with pytest.raises(ValueError, match="'low_resolution.ignore_axes': axis 3 is not a patch"):
         run({**without("p_low_resolution"), "low_resolution": {"ignore_axes": [3]}})
+
+
+def test_the_typed_keys_are_the_ones_cpp_reads():
+    """Every key of SpatialSettings is a "spatial" setting; every key of IntensitySettings is a
+    setting of at least one intensity transform, and each transform's known keys (listed by the
+    error for an unknown one) are typed there."""
+    from patchfeed.augment import IntensitySettings, SpatialSettings
+
+    spatial = {"rotation": [0, 0.1], "scaling": [0.9, 1.1], "elastic_scale": [0, 0.1],
+               "elastic_magnitude": [0, 0.1], "seg_mode": "linear", "seg_padding_value": -1}
+    for key in SpatialSettings.__annotations__:
+        run({**without("p_rotation", "p_scaling"), "spatial": {key: spatial.get(key, 0.5)}})
+    known = set()
+    for transform in ("noise", "blur", "brightness", "contrast", "low_resolution", "gamma"):
+        with pytest.raises(ValueError, match="known: ") as caught:
+            run({**OFF, transform: {"no such key": 0}})
+        known |= set(str(caught.value).split("known: ")[1].rstrip(")").split(", "))
+    assert known == set(IntensitySettings.__annotations__)

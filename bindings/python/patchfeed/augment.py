@@ -27,7 +27,46 @@ from typing import TypedDict
 from patchfeed._core.augment import NnUNetAugmenter
 from patchfeed._core.augment import crop_for as _crop_for
 
-__all__ = ["AugmentationOptions", "NnUNetAugmenter", "crop_for"]
+__all__ = ["AugmentationOptions", "IntensitySettings", "NnUNetAugmenter", "SpatialSettings",
+           "crop_for"]
+
+
+class SpatialSettings(TypedDict, total=False):
+    """"spatial": batchgeneratorsv2's SpatialTransform (nnU-Net's values by default)."""
+
+    p_rotation: float
+    rotation: Sequence[float] | float  #: [low, high] radians, every axis (or a constant)
+    p_rotation_per_axis: float
+    p_scaling: float
+    scaling: Sequence[float] | float  #: [low, high]
+    p_synchronize_scaling: float  #: one scale for all axes with this probability
+    p_elastic: float
+    elastic_scale: Sequence[float] | float
+    elastic_magnitude: Sequence[float] | float
+    p_synchronize_elastic_scale: float
+    seg_mode: str  #: "linear" (nnU-Net's) or "nearest" (its DASegOrd0 variants)
+    seg_padding_value: int  #: labels outside the case (-1)
+
+
+class IntensitySettings(TypedDict, total=False):
+    """"noise", "blur", "brightness", "contrast", "low_resolution", "gamma_inverted",
+    "gamma": one intensity transform each; a range is [low, high] or a constant. Which keys a
+    transform takes: patchfeed/augment/augment_config.h (an unknown key is a ValueError)."""
+
+    p_apply: float  #: the transform's probability (RandomTransform's apply_probability)
+    p_per_channel: float
+    synchronize_channels: bool
+    sigma: Sequence[float] | float  #: noise, blur
+    synchronize_axes: bool  #: blur, low_resolution
+    multiplier: Sequence[float] | float  #: brightness
+    factor: Sequence[float] | float  #: contrast
+    preserve_range: bool  #: contrast
+    bg_contrast: bool  #: brightness, contrast, gamma: draw as bgv2's BGContrast
+    zoom: Sequence[float] | float  #: low_resolution
+    ignore_axes: Sequence[int]  #: low_resolution
+    gamma: Sequence[float] | float  #: gamma
+    p_invert: float  #: gamma
+    p_retain_stats: float  #: gamma
 
 
 class AugmentationOptions(TypedDict, total=False):
@@ -53,6 +92,16 @@ class AugmentationOptions(TypedDict, total=False):
     remove_label: bool  #: segmentation -1 -> 0 at the end (nnU-Net: always)
     regions: Sequence[Sequence[int]]  #: one bool target channel per region of labels
     deep_supervision_scales: Sequence[Sequence[float]]  #: targets at these scales
+    #: Every setting of one transform (the flat p_* keys are shorthands; give one or the
+    #: other). patchfeed.nnunet fills these from a trainer's own pipeline.
+    spatial: SpatialSettings
+    noise: IntensitySettings
+    blur: IntensitySettings
+    brightness: IntensitySettings
+    contrast: IntensitySettings
+    low_resolution: IntensitySettings
+    gamma_inverted: IntensitySettings
+    gamma: IntensitySettings
 
 
 def crop_for(patch_size: Sequence[int], max_angle: float = math.pi / 6,

@@ -22,6 +22,36 @@ class NnUNetAugmenter:
         batch: int = 0,
     ) -> dict[str, Any]: ...
 
+class SpatialSettings(TypedDict, total=False):
+    p_rotation: float
+    rotation: Sequence[float] | float
+    p_rotation_per_axis: float
+    p_scaling: float
+    scaling: Sequence[float] | float
+    p_synchronize_scaling: float
+    p_elastic: float
+    elastic_scale: Sequence[float] | float
+    elastic_magnitude: Sequence[float] | float
+    p_synchronize_elastic_scale: float
+    seg_mode: str
+    seg_padding_value: int
+
+class IntensitySettings(TypedDict, total=False):
+    p_apply: float
+    p_per_channel: float
+    synchronize_channels: bool
+    sigma: Sequence[float] | float
+    synchronize_axes: bool
+    multiplier: Sequence[float] | float
+    factor: Sequence[float] | float
+    preserve_range: bool
+    bg_contrast: bool
+    zoom: Sequence[float] | float
+    ignore_axes: Sequence[int]
+    gamma: Sequence[float] | float
+    p_invert: float
+    p_retain_stats: float
+
 class AugmentationOptions(TypedDict, total=False):
     patch_size: Sequence[int]
     max_angle: float
@@ -42,6 +72,14 @@ class AugmentationOptions(TypedDict, total=False):
     remove_label: bool
     regions: Sequence[Sequence[int]]
     deep_supervision_scales: Sequence[Sequence[float]]
+    spatial: SpatialSettings
+    noise: IntensitySettings
+    blur: IntensitySettings
+    brightness: IntensitySettings
+    contrast: IntensitySettings
+    low_resolution: IntensitySettings
+    gamma_inverted: IntensitySettings
+    gamma: IntensitySettings
 
 def crop_for(
     patch_size: Sequence[int],
