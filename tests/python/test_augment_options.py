@@ -99,3 +99,13 @@ def test_the_typed_keys_are_the_ones_cpp_reads():
             run({**OFF, transform: {"no such key": 0}})
         known |= set(str(caught.value).split("known: ")[1].rstrip(")").split(", "))
     assert known == set(IntensitySettings.__annotations__)
+
+
+def test_sampler_crop_is_nnunets_crop_padding_and_2d_slab():
+    from patchfeed.augment import sampler_crop
+
+    assert sampler_crop((64, 64, 64), (96, 90, 80), 3) == ([96, 90, 80], [32, 26, 16])
+    assert sampler_crop((56, 48), (80, 70), 3) == ([1, 80, 70], [0, 24, 22])  # nnU-Net's 2d
+    assert sampler_crop((56, 48), (80, 70), 2) == ([80, 70], [24, 22])  # 2-D cases
+    with pytest.raises(ValueError, match="same number of axes"):
+        sampler_crop((56, 48), (1, 80, 70), 3)

@@ -28,7 +28,7 @@ from patchfeed._core.augment import NnUNetAugmenter
 from patchfeed._core.augment import crop_for as _crop_for
 
 __all__ = ["AugmentationOptions", "IntensitySettings", "NnUNetAugmenter", "SpatialSettings",
-           "crop_for"]
+           "crop_for", "sampler_crop"]
 
 
 class SpatialSettings(TypedDict, total=False):
@@ -117,3 +117,19 @@ def crop_for(patch_size: Sequence[int], max_angle: float = math.pi / 6,
         raise ValueError("scale needs at least one value")
     return tuple(_crop_for([int(p) for p in patch_size], float(max_angle), float(min(scale)),
                            bool(dummy_2d)))
+
+
+def sampler_crop(patch_size: Sequence[int], crop: Sequence[int], case_spatial_dims: int
+                 ) -> tuple[list[int], list[int]]:
+    """The sampler's crop and need_to_pad for patches of `patch_size` augmented from crops of
+    `crop` (nnU-Net's final and initial patch sizes): need_to_pad = crop - patch, so samples
+    reach the case borders as nnU-Net pads; 2-D patches of cases with 3 spatial axes (nnU-Net's
+    2d configuration) are drawn as (1, Y, X) slabs. The one place this rule lives for
+    patchfeed.Loader and patchfeed.nnunet."""
+    patch, crop = [int(p) for p in patch_size], [int(c) for c in crop]
+    if len(crop) != len(patch):
+        raise ValueError(f"crop {crop} and patch {patch} need the same number of axes")
+    need_to_pad = [c - p for c, p in zip(crop, patch)]
+    if len(patch) == 2 and case_spatial_dims == 3:
+        return [1, *crop], [0, *need_to_pad]
+    return crop, need_to_pad

@@ -90,3 +90,7 @@ def crop_for(
     """nnU-Net's initial patch size for `patch_size` (the crop the sampler draws)."""
 
 __all__ = ["AugmentationOptions", "NnUNetAugmenter", "crop_for"]
+
+def sampler_crop(
+    patch_size: Sequence[int], crop: Sequence[int], case_spatial_dims: int
+) -> tuple[list[int], list[int]]: ...

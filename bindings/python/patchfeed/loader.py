@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, Union
 
 from patchfeed import _core, class_locations
-from patchfeed.augment import AugmentationOptions, crop_for
+from patchfeed.augment import AugmentationOptions, crop_for, sampler_crop
 from patchfeed.frames import open_array
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -237,11 +237,8 @@ def _derive_crop(dataset: Dataset, patch_size: Sequence[int], need_to_pad: Seque
             spatial = open_array(path, io=io).ndim - 1
     crop = list(crop_for(final, _max_angle(aug), dummy_2d=bool(aug.get("dummy_2d", False)))
                 ) if _moves_samples(aug) else list(final)
-    pad = [c - f for c, f in zip(crop, final)] if need_to_pad is None else list(need_to_pad)
-    if spatial == 3 and len(final) == 2:  # 2-D patches from 3-D cases: a (1, Y, X) slab
-        crop = [1, *crop]
-        pad = [0, *pad] if need_to_pad is None else pad
-    return crop, pad, aug
+    crop, pad = sampler_crop(final, crop, spatial)
+    return crop, pad if need_to_pad is None else list(need_to_pad), aug
 
 
 def _spatial_setting(augmentation: Mapping[str, Any], key: str, default: Any) -> Any:

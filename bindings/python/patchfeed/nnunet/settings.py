@@ -6,7 +6,7 @@ variant that changes a setting changes it here too): the fold split, batch size 
 oversampling, the initial (enlarged) patch size and need_to_pad, the foreground classes, and the
 augmentation, translated from the trainer's own transforms (pipeline.py).
 nnU-Net's `2d` configuration samples a slice of a 3-D case: the loader draws a (1, Y, X) crop and
-augments and returns it as 2-D.
+augments and returns it as 2-D (patchfeed.augment.sampler_crop).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from patchfeed.augment import sampler_crop
 from patchfeed.loader import Dataset
 from patchfeed.nnunet.pipeline import augmentation_for
 
@@ -47,10 +48,8 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
     """patchfeed.Loader keyword arguments for the trainer's training or validation data."""
     final = [int(p) for p in trainer.configuration_manager.patch_size]
     _, _, initial, _ = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
-    crop = [int(p) for p in initial] if train else list(final)
-    need_to_pad = [c - f for c, f in zip(crop, final)]
-    if len(final) == 2:  # nnU-Net's 2d: a (1, Y, X) slab of the 3-D case
-        crop, need_to_pad = [1, *crop], [0, *need_to_pad]
+    # nnU-Net's cases have 3 spatial axes, also for its 2d configuration.
+    crop, need_to_pad = sampler_crop(final, initial if train else final, case_spatial_dims=3)
     keys, annotated = _foreground_keys(trainer)
     augmentation = augmentation_for(trainer, train)
     n_proc = os.environ.get("nnUNet_n_proc_DA")
