@@ -382,3 +382,17 @@ def test_what_patchfeed_lacks_is_refused_before_loading(env, variant, expected):
     for name in expected:
         assert name in message, (name, message)
     assert "nnU-Net's own data loader" in message
+
+
+def test_a_variant_trains_through_nnunets_api(env):
+    """A few iterations of nnU-Net's own training loop on patchfeed batches, checkpoint
+    written: what nnUNetv2_train -tr runs after finding the class."""
+    import pathlib
+
+    variant = with_patchfeed(nnUNetTrainerNoDA.nnUNetTrainerNoDA)
+    trainer = make_trainer(env, "3d_fullres", trainer_class=variant)
+    trainer.num_epochs = 1
+    trainer.num_iterations_per_epoch = 2
+    trainer.num_val_iterations_per_epoch = 1
+    trainer.run_training()
+    assert (pathlib.Path(trainer.output_folder) / "checkpoint_final.pth").is_file()
