@@ -7,8 +7,8 @@ is translated exactly or refused.
   not from the translator), equals the trainer's pipeline transform by transform and parameter
   by parameter, for nnunetv2 2.8.1's variants, in 3d_fullres, 2d and dummy 2-D.
 * nnUNetTrainerNoDA's training batches equal nnU-Net's bit for bit for the same boxes.
-* A user's subclass that changes one probability gets it, with nnU-Net's intensity statistics
-  over 500 samples.
+* Training batches of a user's subclass that changes one probability, of DASegOrd0 and of
+  probabilistic oversampling have nnU-Net's statistics over 500 samples.
 * What patchfeed does not implement (DA5's transforms, a user's own transform, another
   parameter value, another order) is refused by get_dataloaders, naming trainer, transform and
   parameter, before any loader starts.
@@ -60,7 +60,14 @@ from nnunetv2.training.nnUNetTrainer.variants.data_augmentation import (  # noqa
 from nnunetv2.training.nnUNetTrainer.variants.network_architecture.nnUNetTrainerNoDeepSupervision import (  # noqa: E402,E501
     nnUNetTrainerNoDeepSupervision,
 )
+from nnunetv2.training.nnUNetTrainer.variants.data_augmentation import (  # noqa: E402
+    nnUNetTrainerDAOrd0,
+)
+from nnunetv2.training.nnUNetTrainer.variants.sampling import (  # noqa: E402
+    nnUNetTrainer_probabilisticOversampling,
+)
 from patchfeed.nnunet import PatchfeedDataMixin  # noqa: E402
+from scipy.stats import ks_2samp  # noqa: E402
 from patchfeed.nnunet.pipeline import UnsupportedAugmentation, augmentation_for  # noqa: E402
 
 
@@ -290,45 +297,60 @@ def test_noda_training_batches_equal_nnunets_bit_for_bit(env):
                     assert torch.equal(ours[j], theirs), s
 
 
-def intensity_statistics(batches, n):
-    """Per sample: the image's mean and standard deviation, over n batches."""
-    means, stds = [], []
+def batch_statistics(batches, n):
+    """Per sample, over n batches: the image's mean and standard deviation and the foreground
+    fraction of the full-resolution target."""
+    means, stds, foreground = [], [], []
     for _ in range(n):
-        data = next(batches)["data"].flatten(1).float()
+        batch = next(batches)
+        data = batch["data"].flatten(1).float()
+        target = batch["target"][0] if isinstance(batch["target"], list) else batch["target"]
         means += data.mean(1).tolist()
         stds += data.std(1).tolist()
-    return np.array(means), np.array(stds)
+        foreground += (target > 0).flatten(1).float().mean(1).tolist()
+    return np.array(means), np.array(stds), np.array(foreground)
 
 
-def test_a_users_changed_probability_gives_nnunets_statistics(env):
-    """StrongBrightness multiplies every sample's intensities: the per-sample means and
-    standard deviations of 500+ samples are distributed as nnU-Net's own loader's with that
-    trainer (two-sample Kolmogorov-Smirnov), and not as the default trainer's."""
+def nnunets_batches(trainer):
+    """nnU-Net's own training loader for the trainer, as its get_dataloaders builds it
+    (single-threaded)."""
     from nnunetv2.training.dataloading.data_loader import nnUNetDataLoader
     from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
-    from scipy.stats import ks_2samp
 
-    def nnunets(trainer):
-        _, _, initial, _ = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
-        tr_keys, _ = trainer.do_split()
-        loader = nnUNetDataLoader(
-            nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, tr_keys), trainer.batch_size,
-            initial, trainer.configuration_manager.patch_size, trainer.label_manager,
-            oversample_foreground_percent=trainer.oversample_foreground_percent,
-            transforms=trainers_pipeline(trainer, True))
-        return iter(loader.generate_train_batch, None)
+    _, _, initial, _ = trainer.configure_rotation_dummyDA_mirroring_and_inital_patch_size()
+    tr_keys, _ = trainer.do_split()
+    loader = nnUNetDataLoader(
+        nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, tr_keys), trainer.batch_size,
+        initial, trainer.configuration_manager.patch_size, trainer.label_manager,
+        oversample_foreground_percent=trainer.oversample_foreground_percent,
+        probabilistic_oversampling=trainer.probabilistic_oversampling,
+        transforms=trainers_pipeline(trainer, True))
+    return iter(loader.generate_train_batch, None)
 
-    strong = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(StrongBrightness))
-    n = math.ceil(500 / strong.batch_size)
-    ours, _ = strong.get_dataloaders()
-    ours_stats = intensity_statistics(ours, n)
+
+@pytest.mark.parametrize("variant", [
+    StrongBrightness, nnUNetTrainerDAOrd0.nnUNetTrainer_DASegOrd0,
+    nnUNetTrainer_probabilisticOversampling.nnUNetTrainer_probabilisticOversampling_010],
+    ids=lambda v: v.__name__)
+def test_training_batches_have_nnunets_statistics(env, variant):
+    """Per-sample image means and deviations and foreground fractions of 500+ samples are
+    distributed as those of nnU-Net's own loader with the same trainer (two-sample
+    Kolmogorov-Smirnov; both sides seeded, so the outcome is fixed). For StrongBrightness, a
+    user's subclass that puts brightness on every sample, the statistic also tells it from
+    the default trainer."""
+    np.random.seed(0)
+    torch.manual_seed(0)
+    trainer = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(variant))
+    n = math.ceil(500 / trainer.batch_size)
+    ours, _ = trainer.get_dataloaders()
+    ours_stats = batch_statistics(ours, n)
     ours.close()
-    theirs_stats = intensity_statistics(nnunets(strong), n)
-    default_stats = intensity_statistics(nnunets(make_trainer(env, "3d_fullres")), n)
-    for x, y in zip(ours_stats, theirs_stats):
-        assert ks_2samp(x, y).pvalue > 1e-3
-    # The statistic sees the change: brightness on every sample spreads the means.
-    assert ks_2samp(ours_stats[0], default_stats[0]).pvalue < 1e-3
+    theirs_stats = batch_statistics(nnunets_batches(trainer), n)
+    for name, x, y in zip(("mean", "std", "foreground"), ours_stats, theirs_stats):
+        assert ks_2samp(x, y).pvalue > 1e-4, (name, x.mean(), y.mean())
+    if variant is StrongBrightness:
+        default = batch_statistics(nnunets_batches(make_trainer(env, "3d_fullres")), n)
+        assert ks_2samp(ours_stats[0], default[0]).pvalue < 1e-4
 
 
 class OwnTransformTrainer(nnUNetTrainer):
