@@ -66,6 +66,7 @@ from nnunetv2.training.nnUNetTrainer.variants.data_augmentation import (  # noqa
 from nnunetv2.training.nnUNetTrainer.variants.sampling import (  # noqa: E402
     nnUNetTrainer_probabilisticOversampling,
 )
+from patchfeed.augment import NnUNetAugmenter  # noqa: E402
 from patchfeed.nnunet import PatchfeedDataMixin  # noqa: E402
 from scipy.stats import ks_2samp  # noqa: E402
 from patchfeed.nnunet.pipeline import UnsupportedAugmentation, augmentation_for  # noqa: E402
@@ -262,6 +263,30 @@ def test_translation_round_trips_to_the_trainers_pipeline(env, variant, configur
         assert aug["brightness"]["p_apply"] == 1.0 and aug["gamma_inverted"]["p_apply"] == 0.1
     elif variant is nnUNetTrainerNoDeepSupervision:
         assert "deep_supervision_scales" not in aug
+
+
+@pytest.mark.parametrize("dummy_2d", [False, True])
+def test_translation_round_trips_with_every_option_on(dummy_2d):
+    """nnU-Net's default pipelines with what the tiny datasets lack: channels normalised with a
+    mask, regions with an ignore label, deep supervision and dummy 2-D at once."""
+    from patchfeed.nnunet.pipeline import translate
+
+    patch = [20, 64, 64]
+    scales = [[1.0, 1.0, 1.0], [1.0, 0.5, 0.5], [0.5, 0.25, 0.25]]
+    regions = [[1, 2, 3], [2, 3], [3]]
+    train = nnUNetTrainer.get_training_transforms(
+        patch, (-math.pi, math.pi) if dummy_2d else (-0.5, 0.5), scales, (1, 2), dummy_2d,
+        use_mask_for_norm=[True, False, True], is_cascaded=False, foreground_labels=[1, 2, 3],
+        regions=regions, ignore_label=4)
+    val = nnUNetTrainer.get_validation_transforms(scales, False, [1, 2, 3], regions, 4)
+    crop = [20, 90, 90] if dummy_2d else [30, 90, 90]
+    for pipeline, crop_used in ((train, crop), (val, patch)):
+        aug = translate(pipeline, patch, crop_used, where="test")
+        assert canonical(render(aug)) == canonical(pipeline)
+        NnUNetAugmenter(aug, seed=0)  # C++ takes it
+    aug = translate(train, patch, crop, where="test")
+    assert aug["mask_channels"] == [0, 2] and aug["regions"][-1] == [4]
+    assert aug["dummy_2d"] == dummy_2d
 
 
 @pytest.mark.parametrize("variant", sorted(REFUSED, key=lambda c: c.__name__),
