@@ -165,3 +165,15 @@ def nnunet_sample(trainer, case_id, box_start, patch, transforms):
         data_cropped, seg_cropped = data_cropped[:, 0], seg_cropped[:, 0]
     out = transforms(**{"image": data_cropped, "segmentation": seg_cropped})
     return out["image"], out["segmentation"]
+
+
+# Fixtures for the tests on these datasets (a test module imports them by name).
+@pytest.fixture(scope="module")
+def nnunet_root():
+    return nnunet_dataset()
+
+
+@pytest.fixture
+def env(nnunet_root, tmp_path, monkeypatch):
+    """nnU-Net's environment on the cached datasets (use_nnunet_dataset)."""
+    return use_nnunet_dataset(nnunet_root, tmp_path, monkeypatch)

@@ -13,21 +13,11 @@ import pathlib
 
 import numpy as np
 import pytest
-from nnunet_testlib import (DATASET, REGIONS_DATASET, listing, make_trainer, nnunet_dataset,
-                            nnunet_sample, preprocessed, use_nnunet_dataset)
+from nnunet_testlib import (DATASET, REGIONS_DATASET, env, listing,  # noqa: F401 (fixtures)
+                            make_trainer, nnunet_root, nnunet_sample)
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
-
-
-@pytest.fixture(scope="module")
-def nnunet_root():
-    return nnunet_dataset()
-
-
-@pytest.fixture
-def env(nnunet_root, tmp_path, monkeypatch):
-    return use_nnunet_dataset(nnunet_root, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("dataset,configuration", [(DATASET, "3d_fullres"), (DATASET, "2d"),

@@ -20,8 +20,7 @@ import math
 
 import numpy as np
 import pytest
-from nnunet_testlib import DATASET, make_trainer, nnunet_dataset, nnunet_sample, \
-    use_nnunet_dataset
+from nnunet_testlib import env, make_trainer, nnunet_root, nnunet_sample  # noqa: F401 (fixtures)
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
@@ -124,16 +123,6 @@ VARIANTS = [nnUNetTrainer, *[c for c in ALL_VARIANTS if c not in REFUSED], Force
 
 def with_patchfeed(base: type) -> type:
     return type(f"{base.__name__}Patchfeed", (PatchfeedDataMixin, base), {})
-
-
-@pytest.fixture(scope="module")
-def nnunet_root():
-    return nnunet_dataset()
-
-
-@pytest.fixture
-def env(nnunet_root, tmp_path, monkeypatch):
-    return use_nnunet_dataset(nnunet_root, tmp_path, monkeypatch)
 
 
 def trainers_pipeline(trainer, train: bool):
