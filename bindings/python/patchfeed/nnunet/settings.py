@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from patchfeed.loader import Dataset
+from patchfeed.nnunet.ranks import memory_budget_per_rank, threads_per_rank
 
 
 def case_dataset(folder: str, case_ids: Sequence[str]) -> Dataset:
@@ -83,8 +84,7 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
     regions = _regions(trainer)
     if regions is not None:
         augmentation["regions"] = regions
-    n_proc = os.environ.get("nnUNet_n_proc_DA")
-    threads = int(n_proc) if n_proc and int(n_proc) > 0 else 0
+    threads = threads_per_rank()  # nnUNet_n_proc_DA, else this rank's share of the cores
     batch_size = int(trainer.batch_size)
     return dict(
         dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids),
@@ -101,6 +101,7 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
         world_size=1,  # nnU-Net already gives each DDP rank its own batch size and oversampling
         num_threads=threads,
         ring_size=ring_size_for(threads, batch_size),
+        memory_budget=memory_budget_per_rank(),
         augmentation=augmentation,
     )
 
