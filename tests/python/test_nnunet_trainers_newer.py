@@ -4,9 +4,8 @@ through nnunetv2.run.run_training on the CPU for one epoch of a few iterations o
 dataset (nnunet_testlib): -pretrained_weights, --c after an interrupted run, --val and
 --val_best, the ResEnc M preset (nnU-Net's own planner), Primus-M and its batch-8 variant.
 
-The networks are the planners' with fewer features per stage (nnunet_testlib.narrow_plans), so
-an iteration takes well under a second; patch and batch size, strides and blocks are the
-planners'. Trainers are looked up by name in this module (nnU-Net's own search over
+The networks are the planners' with fewer features per stage (nnunet_testlib.narrow_plans);
+patch and batch size, strides and blocks are the planners'. Trainers are looked up by name in this module (nnU-Net's own search over
 nnUNet_extTrainer is test_nnunet_ext_trainer's)."""
 
 from __future__ import annotations
@@ -33,8 +32,10 @@ class Interrupted(Exception):
 
 
 def few_iterations(trainer) -> None:
+    # One batch of each per epoch: on the CPU a training step's backward pass (3-D convolutions
+    # at the full 56^3 patch) takes seconds even at these widths; the loaders are not the cost.
     trainer.num_epochs = 1
-    trainer.num_iterations_per_epoch = 2
+    trainer.num_iterations_per_epoch = 1
     trainer.num_val_iterations_per_epoch = 1
 
 
