@@ -1,12 +1,13 @@
 # Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 """nnU-Net's newer trainers and nnUNetv2_train's options, with batches from patchfeed, run
-through nnunetv2.run.run_training on the CPU for one epoch of a few iterations on the tiny
-dataset (nnunet_testlib): -pretrained_weights, --c after an interrupted run, --val and
---val_best, the ResEnc M preset (nnU-Net's own planner), Primus-M and its batch-8 variant.
+through nnunetv2.run.run_training on the CPU for one epoch (one training and one validation
+batch) on the tiny dataset (nnunet_testlib): -pretrained_weights, --c after an interrupted run,
+--val and --val_best, the ResEnc M preset (nnU-Net's own planner), Primus-M and its batch-8
+variant.
 
 The networks are the planners' with fewer features per stage (nnunet_testlib.narrow_plans);
-patch and batch size, strides and blocks are the planners'. Trainers are looked up by name in this module (nnU-Net's own search over
-nnUNet_extTrainer is test_nnunet_ext_trainer's)."""
+patch and batch size, strides and blocks are the planners'. Trainers are looked up by name in
+this module (nnU-Net's own search over nnUNet_extTrainer is test_nnunet_ext_trainer's)."""
 
 from __future__ import annotations
 
