@@ -105,6 +105,20 @@ def _run_nnunet(entry: str, args: list[str], env: dict[str, str]) -> None:
                            f"{proc.stderr[-3000:]}")
 
 
+def torchvision_breaks_nnunets_trainers() -> str | None:
+    """Why nnU-Net's Primus trainers (and with them nnU-Net's search through its own trainers)
+    cannot be imported: they import timm, which imports torchvision, and a torchvision built for
+    another torch fails ("operator torchvision::nms does not exist"). None when they import; any
+    other failure is raised."""
+    try:
+        import nnunetv2.training.nnUNetTrainer.primus.primus_trainers  # noqa: F401
+    except (ImportError, RuntimeError) as e:
+        if "torchvision" not in str(e) and getattr(e, "name", None) not in ("timm", "torchvision"):
+            raise
+        return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    return None
+
+
 RESENC_M_PLANS = "nnUNetResEncUNetMPlans"
 
 

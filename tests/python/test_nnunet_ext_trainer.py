@@ -14,6 +14,7 @@ import os
 import textwrap
 
 import pytest
+from nnunet_testlib import torchvision_breaks_nnunets_trainers
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
@@ -31,19 +32,11 @@ USER_MODULE = textwrap.dedent(
 )
 
 
-def own_trainers_import() -> bool:
-    try:
-        import nnunetv2.training.nnUNetTrainer.primus.primus_trainers  # noqa: F401
-    except Exception:  # RuntimeError from torchvision's import beside a torch it was not built for
-        return False
-    return True
-
-
 @pytest.fixture
 def find_trainer(monkeypatch):
     from nnunetv2.utilities import find_objects
 
-    if not own_trainers_import():
+    if torchvision_breaks_nnunets_trainers():
         real = find_objects.recursive_find_python_class
 
         def skip_nnunets_own(folder, class_name, current_module, *args, **kwargs):

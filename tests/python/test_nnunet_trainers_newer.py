@@ -14,7 +14,8 @@ from __future__ import annotations
 import pathlib
 
 import pytest
-from nnunet_testlib import DATASET, RESENC_M_PLANS, narrow_plans, resenc_m_dataset
+from nnunet_testlib import (DATASET, RESENC_M_PLANS, narrow_plans, resenc_m_dataset,
+                            torchvision_breaks_nnunets_trainers)
 
 nnunetv2 = pytest.importorskip("nnunetv2")
 torch = pytest.importorskip("torch")
@@ -26,6 +27,7 @@ from patchfeed.nnunet.trainer import NnUNetBatches  # noqa: E402
 CPU = torch.device("cpu")
 CONFIGURATION = "3d_fullres"
 BUILT: list[tuple[str, NnUNetBatches]] = []  # (trainer class, training batches) per get_dataloaders
+LOADED: list[str] = []  # the checkpoints load_checkpoint was given, in order
 
 
 class Interrupted(Exception):
@@ -43,15 +45,13 @@ def few_iterations(trainer) -> None:
 class RecordsLoaders:
     """Notes each get_dataloaders and the checkpoints loaded, for the assertions."""
 
-    loaded: list[str] = []
-
     def get_dataloaders(self):
         train, val = super().get_dataloaders()
         BUILT.append((type(self).__name__, train))
         return train, val
 
     def load_checkpoint(self, filename_or_checkpoint):
-        type(self).loaded.append(str(filename_or_checkpoint))
+        LOADED.append(str(filename_or_checkpoint))
         super().load_checkpoint(filename_or_checkpoint)
 
 
@@ -93,13 +93,14 @@ TRAINERS = {c.__name__: c for c in (PatchfeedFewIterations, PatchfeedPretrained,
 
 def primus_trainers():
     """nnU-Net's Primus trainers; they import timm, which imports torchvision."""
-    try:
-        from nnunetv2.training.nnUNetTrainer.primus import primus_trainers as primus
-    except Exception as e:  # torchvision's import raises RuntimeError beside a torch it does
+    why = torchvision_breaks_nnunets_trainers()
+    if why:
         pytest.skip(f"nnU-Net's Primus trainers cannot be imported here (timm -> torchvision: "
-                    f"{type(e).__name__}: {str(e).splitlines()[0]}); they need a torchvision "
-                    f"built for the installed torch (docs/nnunet.md)")
-    return primus
+                    f"{why}); they need a torchvision built for the installed torch "
+                    f"(docs/nnunet.md)")
+    from nnunetv2.training.nnUNetTrainer.primus import primus_trainers
+
+    return primus_trainers
 
 
 def with_patchfeed(base: type) -> type:
@@ -184,11 +185,11 @@ def test_validation_only(nnunet, first_run, best):
     written again from the checkpoint, no training and no loaders."""
     summary = first_run / "validation" / "summary.json"
     summary.unlink()
-    built, loaded = len(BUILT), len(PatchfeedFewIterations.loaded)
+    built, loaded = len(BUILT), len(LOADED)
     run(nnunet, "PatchfeedFewIterations", only_run_validation=True, val_with_best=best)
     assert summary.is_file()
     assert len(BUILT) == built
-    names = [pathlib.Path(p).name for p in PatchfeedFewIterations.loaded[loaded:]]
+    names = [pathlib.Path(p).name for p in LOADED[loaded:]]
     assert names == ["checkpoint_final.pth"] + (["checkpoint_best.pth"] if best else [])
 
 
@@ -226,7 +227,7 @@ def test_continue_after_an_interrupted_run(nnunet):
 
     PatchfeedTwoEpochs.interrupt_at = None
     t = train_only(nnunet, name, continue_training=True)
-    assert pathlib.Path(PatchfeedTwoEpochs.loaded[-1]).name == "checkpoint_latest.pth"
+    assert pathlib.Path(LOADED[-1]).name == "checkpoint_latest.pth"
     assert t.current_epoch == 2
     losses = t.logger.get_value("train_losses", step=None)
     assert len(losses) == 2 and losses[0] == latest["logging"]["train_losses"][0]
