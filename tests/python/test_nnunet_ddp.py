@@ -32,9 +32,11 @@ def _rank_batches(trainer, case_ids: list[str]) -> dict:
     batch = next(train)
     data, target = batch["data"], batch["target"]
     seg = target[0] if isinstance(target, list) else target
+    options = loader_options(trainer, case_ids, train=True)
     out = {
         "threads": [train.loader.num_threads, val.loader.num_threads],
-        "budget": loader_options(trainer, case_ids, train=True)["memory_budget"],
+        "budget": options["memory_budget"],
+        "oversample": options["oversample_foreground"],
         "data_shape": list(data.shape),
         "finite": bool(torch.isfinite(data).all()),
         "labels": sorted(int(v) for v in torch.unique(seg)),
@@ -90,6 +92,7 @@ def test_ddp_ranks_share_the_cores_and_get_their_batches(env, tmp_path, monkeypa
         for case in ("shared", "n_proc"):
             got = r[case]
             assert got["budget"] == default_budget // WORLD
+            assert got["oversample"] == r["oversample"]  # nnU-Net's share for this rank
             assert got["data_shape"] == [r["batch_size"], 1, *patch]
             assert got["finite"] and got["keys_known"]
             assert set(got["labels"]) <= {0, 1, 2}
