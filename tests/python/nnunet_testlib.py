@@ -87,16 +87,82 @@ def nnunet_dataset() -> pathlib.Path:
     _write_raw(root / "raw", REGIONS_DATASET)
     env = nnunet_env(root)
     for dataset_id, configurations in (("901", ["3d_fullres", "2d"]), ("902", ["3d_fullres"])):
-        cmd = [sys.executable, "-c",
-               "from nnunetv2.experiment_planning.plan_and_preprocess_entrypoints import "
-               "plan_and_preprocess_entry; plan_and_preprocess_entry()",
-               "-d", dataset_id, "-c", *configurations, "-np", "2", "--verify_dataset_integrity"]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise RuntimeError(f"nnUNetv2_plan_and_preprocess failed:\n{proc.stdout[-3000:]}\n"
-                               f"{proc.stderr[-3000:]}")
+        _run_nnunet("plan_and_preprocess_entry", ["-d", dataset_id, "-c", *configurations, "-np",
+                                                  "2", "--verify_dataset_integrity"], env)
     done.write_text("ok")
     return root
+
+
+def _run_nnunet(entry: str, args: list[str], env: dict[str, str]) -> None:
+    """One of nnU-Net's console scripts (entry: its function in
+    nnunetv2.experiment_planning.plan_and_preprocess_entrypoints) in a fresh interpreter."""
+    cmd = [sys.executable, "-c",
+           f"from nnunetv2.experiment_planning.plan_and_preprocess_entrypoints import {entry}; "
+           f"{entry}()", *args]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"nnU-Net's {entry} {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n"
+                           f"{proc.stderr[-3000:]}")
+
+
+def torchvision_breaks_nnunets_trainers() -> str | None:
+    """Why nnU-Net's Primus trainers (and with them nnU-Net's search through its own trainers)
+    cannot be imported: they import timm, which imports torchvision, and a torchvision built for
+    another torch fails ("operator torchvision::nms does not exist"). None when they import; any
+    other failure is raised."""
+    try:
+        import nnunetv2.training.nnUNetTrainer.primus.primus_trainers  # noqa: F401
+    except (ImportError, RuntimeError) as e:
+        if "torchvision" not in str(e) and getattr(e, "name", None) not in ("timm", "torchvision"):
+            raise
+        return f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    return None
+
+
+RESENC_M_PLANS = "nnUNetResEncUNetMPlans"
+
+
+def resenc_m_dataset() -> pathlib.Path:
+    """nnunet_dataset() with nnU-Net's ResEnc M preset for Dataset901_Tiny beside its default
+    plans (`nnUNetv2_plan_experiment -pl nnUNetPlannerResEncM`), cached on its own. The preset's
+    3d_fullres and 2d use the default plans' preprocessed data (its data_identifier), so only a
+    configuration with data of its own would be preprocessed, and none here is."""
+    root = nnunet_dataset()
+    done = root / "done_resenc_m"
+    if not done.exists():
+        env = nnunet_env(root)
+        _run_nnunet("plan_experiment_entry", ["-d", "901", "-pl", "nnUNetPlannerResEncM"], env)
+        base = root / "preprocessed" / DATASET
+        plans = json.loads((base / f"{RESENC_M_PLANS}.json").read_text())
+        identifier = plans["configurations"]["3d_fullres"]["data_identifier"]
+        if not (base / identifier).is_dir():
+            _run_nnunet("preprocess_entry", ["-d", "901", "-plans_name", RESENC_M_PLANS,
+                                             "-c", "3d_fullres", "-np", "2"], env)
+        done.write_text("ok")
+    return root
+
+
+def narrow_plans(root: pathlib.Path, plans: str = "nnUNetPlans", dataset: str = DATASET,
+                 widest: int = 32) -> str:
+    """A copy of nnU-Net's plans `plans` whose networks have at most `widest` features per stage
+    (halving the planner's widths, at least 4), so that a few training iterations on the CPU take
+    seconds. Everything else (patch and batch size, strides, blocks, the architecture class, the
+    preprocessed data it points at) is the planner's. Returns the new plans identifier."""
+    name = f"{plans}_narrow{widest}"
+    target = root / "preprocessed" / dataset / f"{name}.json"
+    if not target.exists():
+        data = json.loads((root / "preprocessed" / dataset / f"{plans}.json").read_text())
+        data["plans_name"] = name
+        for configuration in data["configurations"].values():
+            kwargs = configuration.get("architecture", {}).get("arch_kwargs", {})
+            widths = kwargs.get("features_per_stage")
+            if widths:
+                scale = max(1, -(-max(widths) // widest))
+                kwargs["features_per_stage"] = [max(4, w // scale) for w in widths]
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2))
+        tmp.replace(target)
+    return name
 
 
 def preprocessed(root: pathlib.Path, configuration: str = "3d_fullres",

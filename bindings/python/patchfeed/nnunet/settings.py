@@ -20,6 +20,7 @@ import numpy as np
 from patchfeed.augment import sampler_crop
 from patchfeed.loader import Dataset
 from patchfeed.nnunet.pipeline import augmentation_for
+from patchfeed.nnunet.ranks import memory_budget_per_rank, threads_per_rank
 
 
 def case_dataset(folder: str, case_ids: Sequence[str]) -> Dataset:
@@ -52,8 +53,7 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
     crop, need_to_pad = sampler_crop(final, initial if train else final, case_spatial_dims=3)
     keys, annotated = _foreground_keys(trainer)
     augmentation = augmentation_for(trainer, train)
-    n_proc = os.environ.get("nnUNet_n_proc_DA")
-    threads = int(n_proc) if n_proc and int(n_proc) > 0 else 0
+    threads = threads_per_rank()  # nnUNet_n_proc_DA, else this rank's share of the cores
     batch_size = int(trainer.batch_size)
     return dict(
         dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids),
@@ -70,6 +70,7 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
         world_size=1,  # nnU-Net already gives each DDP rank its own batch size and oversampling
         num_threads=threads,
         ring_size=ring_size_for(threads, batch_size),
+        memory_budget=memory_budget_per_rank(),
         augmentation=augmentation,
     )
 
