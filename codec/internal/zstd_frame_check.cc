@@ -3,6 +3,8 @@
 
 #include <array>
 #include <bit>
+#include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -11,10 +13,28 @@
 #include <zstd.h>
 
 #include "common/byte_order.h"
+#include "common/check.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::internal_codec {
 namespace {
+
+// An array indexed by the signed arithmetic RFC 8878 writes its tables in (states, symbols,
+// weights): any integer index, checked against the bounds in debug builds. The parser bounds
+// every index it derives from the frame before it uses it.
+template <typename T, size_t N>
+struct Table : std::array<T, N> {
+  template <std::integral I>
+  constexpr T& operator[](I i) {
+    PATCHFEED_DCHECK(i >= 0 && static_cast<size_t>(i) < N);
+    return std::array<T, N>::operator[](static_cast<size_t>(i));
+  }
+  template <std::integral I>
+  constexpr const T& operator[](I i) const {
+    PATCHFEED_DCHECK(i >= 0 && static_cast<size_t>(i) < N);
+    return std::array<T, N>::operator[](static_cast<size_t>(i));
+  }
+};
 
 // Format limits (RFC 8878 and libzstd's own, which are the ones that decide what decodes).
 constexpr int kMaxLiteralsLengthCode = 35;
@@ -28,22 +48,22 @@ constexpr int kMaxHuffmanBits = 12;
 constexpr int kMaxHuffmanWeights = 255;
 constexpr int kMaxFseSymbol = 255;
 
-constexpr std::array<uint8_t, kMaxLiteralsLengthCode + 1> kLiteralsLengthExtraBits = {
+constexpr Table<uint8_t, kMaxLiteralsLengthCode + 1> kLiteralsLengthExtraBits = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,  1,  1,
     1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-constexpr std::array<uint8_t, kMaxMatchLengthCode + 1> kMatchLengthExtraBits = {
+constexpr Table<uint8_t, kMaxMatchLengthCode + 1> kMatchLengthExtraBits = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,  0,  0, 0,
     0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
 
 // The predefined distributions (RFC 8878 section 3.1.1.3.2.2).
-constexpr std::array<int16_t, 36> kDefaultLiteralsLength = {4, 3, 2, 2, 2, 2, 2, 2, 2,  2,  2,  2,
-                                                            2, 1, 1, 1, 2, 2, 2, 2, 2,  2,  2,  2,
-                                                            2, 3, 2, 1, 1, 1, 1, 1, -1, -1, -1, -1};
-constexpr std::array<int16_t, 53> kDefaultMatchLength = {
+constexpr Table<int16_t, 36> kDefaultLiteralsLength = {4, 3, 2, 2, 2, 2, 2, 2, 2,  2,  2,  2,
+                                                       2, 1, 1, 1, 2, 2, 2, 2, 2,  2,  2,  2,
+                                                       2, 3, 2, 1, 1, 1, 1, 1, -1, -1, -1, -1};
+constexpr Table<int16_t, 53> kDefaultMatchLength = {
     1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,  1,  1,  1,  1,  1,  1, 1,
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1};
-constexpr std::array<int16_t, 29> kDefaultOffset = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1,  1,  1,  1,  1, 1,
-                                                    1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1};
+constexpr Table<int16_t, 29> kDefaultOffset = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1,  1,  1,  1,  1, 1,
+                                               1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1};
 
 int HighBit(uint32_t v) { return 31 - std::countl_zero(v); }
 
@@ -138,7 +158,7 @@ struct FseState {
 struct FseTable {
   bool present = false;
   int log = 0;
-  std::array<FseState, 1 << kMaxLiteralsLengthLog> states;
+  Table<FseState, 1 << kMaxLiteralsLengthLog> states;
 };
 
 // Builds the decoding table of a normalized distribution (RFC 8878 section 4.1.1). False when
@@ -146,7 +166,7 @@ struct FseTable {
 bool BuildFseTable(const int16_t* counts, int num_symbols, int log, FseTable* table) {
   const int size = 1 << log;
   int high = size - 1;
-  std::array<uint16_t, kMaxFseSymbol + 1> next{};
+  Table<uint16_t, kMaxFseSymbol + 1> next{};
   for (int s = 0; s < num_symbols; ++s) {
     if (counts[s] == -1) {
       if (high < 0)
@@ -175,7 +195,7 @@ bool BuildFseTable(const int16_t* counts, int num_symbols, int log, FseTable* ta
     if (n == 0)
       return false;
     st.bits = static_cast<uint8_t>(log - HighBit(n));
-    st.baseline = static_cast<uint16_t>((n << st.bits) - size);
+    st.baseline = static_cast<uint16_t>((n << st.bits) - static_cast<uint32_t>(size));
   }
   table->log = log;
   table->present = true;
@@ -196,7 +216,7 @@ size_t ReadFseTable(const uint8_t* src, size_t size, int max_symbol, int max_log
   const int log = static_cast<int>(in.Read(4)) + 5;
   if (log > max_log)
     return 0;
-  std::array<int16_t, kMaxFseSymbol + 1> counts{};
+  Table<int16_t, kMaxFseSymbol + 1> counts{};
   int remaining = (1 << log) + 1;
   int threshold = 1 << log;
   int bits = log + 1;
@@ -240,7 +260,7 @@ size_t ReadFseTable(const uint8_t* src, size_t size, int max_symbol, int max_log
 struct HuffmanTable {
   bool present = false;
   int log = 0;
-  std::array<uint8_t, 1 << kMaxHuffmanBits> bits;
+  Table<uint8_t, 1 << kMaxHuffmanBits> bits;
 };
 
 // Reads a Huffman tree description (RFC 8878 section 4.2.1). Returns the bytes it occupies, or
@@ -248,7 +268,7 @@ struct HuffmanTable {
 size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
   if (size == 0)
     return 0;
-  std::array<uint8_t, kMaxHuffmanWeights + 1> weights{};
+  Table<uint8_t, kMaxHuffmanWeights + 1> weights{};
   int num_weights = 0;
   size_t used;
   const int header = src[0];
@@ -266,11 +286,13 @@ size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
     if (used > size)
       return 0;
     FseTable fse;
-    const size_t desc = ReadFseTable(src + 1, header, kMaxFseSymbol, kMaxHuffmanWeightLog, &fse);
+    const auto header_bytes = static_cast<size_t>(header);
+    const size_t desc =
+        ReadFseTable(src + 1, header_bytes, kMaxFseSymbol, kMaxHuffmanWeightLog, &fse);
     if (desc == 0)
       return 0;
     BackwardBits in;
-    if (!in.Init(src + 1 + desc, header - desc))
+    if (!in.Init(src + 1 + desc, header_bytes - desc))
       return 0;
     // Two states take turns; the first read past the start ends the series after one more
     // symbol from the other state.
@@ -294,7 +316,7 @@ size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
     }
   }
   // The last symbol's weight is implied: it completes the total to a power of two.
-  std::array<int, kMaxHuffmanBits + 1> per_weight{};
+  Table<int, kMaxHuffmanBits + 1> per_weight{};
   uint32_t total = 0;
   for (int i = 0; i < num_weights; ++i) {
     if (weights[i] > kMaxHuffmanBits)
@@ -315,7 +337,7 @@ size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
   if (per_weight[1] < 2 || per_weight[1] % 2 != 0)
     return 0;
   // Canonical codes: lower weights (longer codes) first, symbols in order within a weight.
-  std::array<uint32_t, kMaxHuffmanBits + 2> start{};
+  Table<uint32_t, kMaxHuffmanBits + 2> start{};
   for (int w = 1; w <= kMaxHuffmanBits; ++w)
     start[w + 1] = start[w] + (static_cast<uint32_t>(per_weight[w]) << (w - 1));
   for (int i = 0; i <= num_weights; ++i) {
@@ -390,7 +412,7 @@ bool StartHuffmanStream(const uint8_t* src, size_t size, size_t count, HuffmanCu
 struct EntropyState {
   HuffmanTable huffman;
   FseTable literals_length, offset, match_length;
-  std::array<uint64_t, 3> reps = {1, 4, 8};
+  Table<uint64_t, 3> reps = {1, 4, 8};
 };
 
 class FrameWalker {
@@ -439,15 +461,16 @@ Status FrameWalker::WalkFrame(size_t* pos, const EntropyState& seed) {
   const uint8_t fhd = base_[start + 4];
   const bool single_segment = (fhd >> 5) & 1;
   const bool checksum = (fhd >> 2) & 1;
-  static constexpr std::array<size_t, 4> kDictIdBytes = {0, 1, 2, 4};
-  static constexpr std::array<size_t, 4> kContentSizeBytes = {0, 2, 4, 8};
+  static constexpr Table<size_t, 4> kDictIdBytes = {0, 1, 2, 4};
+  static constexpr Table<size_t, 4> kContentSizeBytes = {0, 2, 4, 8};
   size_t p = start + 5 + (single_segment ? 0 : 1) + kDictIdBytes[fhd & 3] +
              ((fhd >> 6) == 0 ? (single_segment ? 1 : 0) : kContentSizeBytes[fhd >> 6]);
   EntropyState e = seed;
   for (int block = 0;; ++block) {
     if (p > size_ || size_ - p < 3)
       return Fail(p, StrCat("zstd block ", block, ": truncated block header"));
-    const uint32_t header = base_[p] | (base_[p + 1] << 8) | (base_[p + 2] << 16);
+    const uint32_t header =
+        uint32_t{base_[p]} | (uint32_t{base_[p + 1]} << 8) | (uint32_t{base_[p + 2]} << 16);
     const size_t body = p + 3;
     const uint32_t type = (header >> 1) & 3;
     const size_t stored = type == 1 ? 1 : header >> 3;
@@ -497,14 +520,14 @@ Status FrameWalker::WalkLiterals(size_t begin, size_t end, EntropyState* e, size
       return Fail(begin, "literals run past the block");
     return Status::Ok();
   }
-  static constexpr std::array<size_t, 4> kHeaderBytes = {3, 3, 4, 5};
+  static constexpr Table<size_t, 4> kHeaderBytes = {3, 3, 4, 5};
   const size_t header = kHeaderBytes[size_format];
   if (avail < header)
     return Fail(begin, "truncated literals header");
   size_t regenerated;
   size_t compressed;
   if (size_format <= 1) {
-    const uint32_t v = p[0] | (p[1] << 8) | (p[2] << 16);
+    const uint32_t v = uint32_t{p[0]} | (uint32_t{p[1]} << 8) | (uint32_t{p[2]} << 16);
     regenerated = (v >> 4) & 0x3FF;
     compressed = (v >> 14) & 0x3FF;
   } else if (size_format == 2) {
@@ -541,14 +564,14 @@ Status FrameWalker::WalkLiterals(size_t begin, size_t end, EntropyState* e, size
   }
   if (left < 6 || regenerated < 6)
     return Fail(begin, "invalid 4-stream Huffman literals");
-  const std::array<size_t, 3> first = {LoadLE<uint16_t>(q), LoadLE<uint16_t>(q + 2),
-                                       LoadLE<uint16_t>(q + 4)};
+  const Table<size_t, 3> first = {LoadLE<uint16_t>(q), LoadLE<uint16_t>(q + 2),
+                                  LoadLE<uint16_t>(q + 4)};
   const size_t sum = first[0] + first[1] + first[2];
   if (sum > left - 6)
     return Fail(begin, "Huffman jump table points past the literals");
-  const std::array<size_t, 4> sizes = {first[0], first[1], first[2], left - 6 - sum};
+  const Table<size_t, 4> sizes = {first[0], first[1], first[2], left - 6 - sum};
   const size_t segment = (regenerated + 3) / 4;
-  std::array<HuffmanCursor, 4> cursors;
+  Table<HuffmanCursor, 4> cursors;
   const uint8_t* stream = q + 6;
   for (int i = 0; i < 4; ++i) {
     const size_t count = i < 3 ? segment : regenerated - 3 * segment;
@@ -662,7 +685,7 @@ Status FrameWalker::WalkSequences(size_t begin, size_t end, EntropyState* e) {
   uint32_t ll_state = in.Read(ll.log);
   uint32_t of_state = in.Read(of.log);
   uint32_t ml_state = in.Read(ml.log);
-  std::array<uint64_t, 3>& rep = e->reps;
+  Table<uint64_t, 3>& rep = e->reps;
   // A sequence reads at most 31 + 16 + 16 offset and length bits and 9 + 9 + 8 state bits;
   // with 160 bits left every read of it may take the fast path.
   constexpr int64_t kFastBits = 160;
