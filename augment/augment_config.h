@@ -176,6 +176,10 @@ struct NnUNetAugmentConfig {
   /// segmentation is negative, after mirroring.
   std::vector<int64_t> mask_channels;
   bool remove_label = true;  ///< segmentation -1 -> 0 at the end (nnU-Net always does)
+  /// 3d_cascade_fullres (off by default): the segmentation then has a second channel, the
+  /// previous stage's segmentation, and the image output `foreground_labels.size()` channels
+  /// more than the crop, which the cascade steps fill from it after label removal.
+  CascadeConfig cascade;
 
   /// nnU-Net's defaults for a `patch` of 2 or 3 axes and rotations in (-max_angle,
   /// max_angle) radians on every axis (nnU-Net: 30 degrees for 3D, 180 for 2D and dummy 2D).
