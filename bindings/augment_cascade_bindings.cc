@@ -69,7 +69,19 @@ py::array Footprint(double radius, int spatial_dims) {
   return out;
 }
 
-void BinaryMorphology(py::array mask, const std::string& op, double radius) {
+augment::MorphologyMethod MethodOf(const std::string& name) {
+  if (name == "auto")
+    return augment::MorphologyMethod::kAuto;
+  if (name == "runs")
+    return augment::MorphologyMethod::kRuns;
+  if (name == "separable")
+    return augment::MorphologyMethod::kSeparable;
+  throw py::value_error("method must be auto, runs or separable, not " + name);
+}
+
+void BinaryMorphology(py::array mask, const std::string& op, double radius,
+                      const std::string& method) {
+  const augment::MorphologyMethod how = MethodOf(method);
   const SampleView<uint8_t> m = ViewOf<uint8_t>(mask, "mask");
   if (m.channels != 1)
     throw py::value_error("mask must have one channel");
@@ -79,7 +91,8 @@ void BinaryMorphology(py::array mask, const std::string& op, double radius) {
                                augment::NnUNetFootprint(radius, m.spatial_dims));
     return augment::ApplyBinaryMorphology(
         o, fp, augment::MaskShapeOf(m),
-        std::span<uint8_t>(m.data, static_cast<size_t>(m.spatial_size())), Scratch().morphology);
+        std::span<uint8_t>(m.data, static_cast<size_t>(m.spatial_size())), Scratch().morphology,
+        how);
   });
 }
 
@@ -211,8 +224,9 @@ void RegisterAugmentCascade(py::module_& m) {
   m.def("footprint", &Footprint, py::arg("radius"), py::arg("spatial_dims"),
         "skimage's ball (3D) or disk (2D) of `radius` as uint8, as the binary operators use it.");
   m.def("binary_morphology_", &BinaryMorphology, py::arg("mask"), py::arg("op"), py::arg("radius"),
+        py::arg("method") = "auto",
         "bg2's binary_{dilation,erosion,closing,opening}_torch on a (1, *spatial) uint8/bool "
-        "mask, in place.");
+        "mask, in place; method 'runs' or 'separable' forces a dilation algorithm.");
   m.def("label_components", &LabelComponents, py::arg("mask"),
         "skimage.measure.label (full connectivity) of a (1, *spatial) uint8/bool mask -> "
         "(labels int32 (*spatial), sizes).");

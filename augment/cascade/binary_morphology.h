@@ -49,15 +49,32 @@ Result<Footprint> NnUNetFootprint(double radius, int spatial_dims);
 struct MorphologyScratch {
   std::vector<uint8_t> distance;  ///< padded forward distances to the next foreground voxel
   std::vector<uint8_t> row_any;   ///< per (z, y) row: any foreground
+  std::vector<uint16_t> dist_a, dist_b, row;  ///< squared distances of the separable path
+  std::vector<uint8_t> source;                ///< the input, when both paths read it
+};
+
+/// How a dilation is computed; every method gives the same result.
+enum class MorphologyMethod {
+  kAuto,  ///< kSeparable where the footprint allows it, else kRuns
+  kRuns,  ///< a pass per X-run of the footprint: any footprint, ~pi r^2 passes for a ball
+  /// Squared distances in three passes for the footprint's largest Euclidean ball (in
+  /// doubled coordinates), runs for its voxels outside that ball (shell voxels float rounding
+  /// kept); falls back to kRuns where the footprint has no such ball.
+  kSeparable,
 };
 
 /// The spatial extents of a mask: (Z, Y, X), Z = 1 for 2D.
 using MaskShape = std::array<int64_t, 3>;
 
-/// Applies `op` with footprint `fp` to `mask` (0/1 bytes of `shape`), in place.
+/// Whether MorphologyMethod::kSeparable finds a ball core in `fp` (else it runs kRuns).
+bool SeparableApplies(const Footprint& fp);
+
+/// Applies `op` with footprint `fp` to `mask` (0/1 bytes of `shape`), in place. `method` is
+/// for tests and benchmarks.
 /// kInvalidArgument if the sizes disagree.
 Status ApplyBinaryMorphology(BinaryOperator op, const Footprint& fp, const MaskShape& shape,
-                             std::span<uint8_t> mask, MorphologyScratch& scratch);
+                             std::span<uint8_t> mask, MorphologyScratch& scratch,
+                             MorphologyMethod method = MorphologyMethod::kAuto);
 
 /// The (Z, Y, X) shape of a sample's channel, Z = 1 for 2D.
 template <typename T>

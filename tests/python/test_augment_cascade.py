@@ -99,19 +99,21 @@ def test_footprint_radius_out_of_range_is_an_error():
         aug.footprint(float("nan"), 2)
 
 
+# "auto" picks per call between the two dilation algorithms; each is checked on its own too
+# ("separable" applies to balls and symmetric disks, and falls back to "runs" elsewhere).
+@pytest.mark.parametrize("method", ["auto", "runs", "separable"])
 @pytest.mark.parametrize("op", list(BG2_OPERATORS))
 @pytest.mark.parametrize("shape", SHAPES, ids=IDS)
-def test_binary_morphology_matches_bg2(shape, op):
+def test_binary_morphology_matches_bg2(shape, op, method):
     rng = np.random.default_rng(11)
     for trial in range(8):
         mask = blobs(shape, seed=trial).astype(bool) if trial % 2 else noisy_mask(shape, trial)
-        radius = float(rng.uniform(1, 8))
-        ref = BG2_OPERATORS[op](torch.from_numpy(mask), torch.from_numpy(footprint(radius, len(shape))))
+        radius = float(rng.uniform(1, 8)) if trial else 2.5  # 2.5: an even extent
+        strel = torch.from_numpy(footprint(radius, len(shape)))
+        ref = BG2_OPERATORS[op](torch.from_numpy(mask), strel).numpy().astype(np.uint8)
         ours = mask[None].astype(np.uint8)
-        aug.binary_morphology_(ours, op, radius)
-        np.testing.assert_array_equal(
-            ours[0], ref.numpy().astype(np.uint8), err_msg=f"{op} radius {radius} trial {trial}"
-        )
+        aug.binary_morphology_(ours, op, radius, method)
+        np.testing.assert_array_equal(ours[0], ref, err_msg=f"{op} radius {radius} trial {trial}")
 
 
 def test_erosion_keeps_the_border_like_bg2():
