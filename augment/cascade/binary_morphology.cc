@@ -303,8 +303,14 @@ void Erode(const Footprint& fp, const MaskShape& shape, std::span<uint8_t> mask,
 }  // namespace
 
 void ChannelToMask(SampleView<const float> channel, std::vector<uint8_t>& mask) {
-  mask.resize(static_cast<size_t>(channel.spatial_size()));
+  const int64_t n = channel.spatial_size();
+  mask.resize(static_cast<size_t>(n));
   uint8_t* m = mask.data();
+  if (channel.channel_is_contiguous()) {  // the usual case, and a loop that vectorises
+    for (int64_t i = 0; i < n; ++i)
+      m[i] = channel.data[i] != 0.0f ? 1 : 0;
+    return;
+  }
   for (int64_t i0 = 0; i0 < channel.shape[0]; ++i0) {
     for (int64_t i1 = 0; i1 < channel.shape[1]; ++i1) {
       for (int64_t i2 = 0; i2 < channel.shape[2]; ++i2)
@@ -315,6 +321,11 @@ void ChannelToMask(SampleView<const float> channel, std::vector<uint8_t>& mask) 
 
 void MaskToChannel(std::span<const uint8_t> mask, SampleView<float> channel) {
   const uint8_t* m = mask.data();
+  if (channel.channel_is_contiguous()) {
+    for (int64_t i = 0; i < channel.spatial_size(); ++i)
+      channel.data[i] = m[i] ? 1.0f : 0.0f;
+    return;
+  }
   for (int64_t i0 = 0; i0 < channel.shape[0]; ++i0) {
     for (int64_t i1 = 0; i1 < channel.shape[1]; ++i1) {
       for (int64_t i2 = 0; i2 < channel.shape[2]; ++i2)

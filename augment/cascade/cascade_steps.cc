@@ -102,11 +102,16 @@ Status ApplyBinaryOperators(const BinaryOperatorParams& params, SampleView<float
       const SampleView<float> other = onehot.channel(oc);
       const uint8_t* after = scratch.mask.data();
       const uint8_t* before = scratch.before.data();
+      if (other.channel_is_contiguous()) {
+        for (int64_t v = 0; v < other.spatial_size(); ++v)
+          other.data[v] = after[v] > before[v] ? 0.0f : other.data[v];
+        continue;
+      }
       int64_t m = 0;
       for (int64_t i0 = 0; i0 < other.shape[0]; ++i0) {
         for (int64_t i1 = 0; i1 < other.shape[1]; ++i1) {
           for (int64_t i2 = 0; i2 < other.shape[2]; ++i2, ++m) {
-            if (after[m] && !before[m])
+            if (after[m] > before[m])
               other.at(0, i0, i1, i2) = 0.0f;
           }
         }
