@@ -373,3 +373,65 @@ def test_nnunet_cascade_composition_statistics_match_bg2():
     ours, _ = our_samples(onehot)
     assert_same_rate(ours > 0, ref > 0, "cascade steps")
     assert_same_distribution(ours[ours > 0], ref[ref > 0], "cascade changed voxels")
+
+
+# --- the whole pipeline against nnU-Net's own training transforms ----------------------------
+
+
+def test_augmenter_cascade_output_layout():
+    rng = np.random.default_rng(4)
+    crop = (30, 31, 32)
+    image = rng.standard_normal((2, *crop)).astype(np.float32)
+    prev = blobs(crop, seed=3, count=6, labels=2)
+    seg = np.stack([blobs(crop, seed=9, count=4, labels=3), prev])
+    plain = aug.NnUNetAugmenter({"patch_size": (20, 20, 20)}, seed=5)
+    cascade = aug.NnUNetAugmenter(
+        {"patch_size": (20, 20, 20)}, seed=5, cascade_foreground_labels=[1, 2]
+    )
+    for i in range(6):
+        want = plain(image, seg[:1].copy(), i)
+        got = cascade(image, seg, i)
+        assert got["image"].shape == (4, 20, 20, 20) and got["segmentation"].shape == (1, 20, 20, 20)
+        np.testing.assert_array_equal(got["image"][:2], want["image"])
+        np.testing.assert_array_equal(got["segmentation"], want["segmentation"])
+        assert set(np.unique(got["image"][2:])) <= {0.0, 1.0}
+    with pytest.raises(ValueError, match="needs 2 channels"):
+        cascade(image, seg[:1].copy(), 0)
+
+
+def test_augmenter_cascade_statistics_match_nnunet():
+    # nnU-Net's training transforms with is_cascaded=True against NnUNetAugmenter with the
+    # cascade, on a case whose previous stage equals its ground truth: without the random
+    # cascade steps the one-hot channels would equal (target == label) exactly, so the voxels
+    # where they differ measure what those steps did, after the same spatial transform,
+    # mirroring and label removal on both sides.
+    from nnunetv2.training.nnUNetTrainer.nnUNetTrainer import nnUNetTrainer
+
+    patch = (24, 24, 24)
+    crop = tuple(aug.crop_for(list(patch), np.pi / 6, 0.7, False))
+    labels = [1, 2]
+    prev = blobs(crop, seed=31, count=9, labels=2)
+    seg = np.stack([prev, prev])
+    image = np.random.default_rng(2).standard_normal((1, *crop)).astype(np.float32)
+    transforms = nnUNetTrainer.get_training_transforms(
+        patch, (-np.pi / 6, np.pi / 6), None, (0, 1, 2), False, is_cascaded=True,
+        foreground_labels=labels,
+    )
+
+    def perturbed(out_image, target):
+        return sum(int((out_image[1 + k] != (target == lab)).sum()) for k, lab in enumerate(labels))
+
+    np.random.seed(5)
+    torch.manual_seed(5)
+    ref = []
+    for _ in range(SAMPLES):
+        out = transforms(image=torch.from_numpy(image.copy()), segmentation=torch.from_numpy(seg.copy()))
+        ref.append(perturbed(out["image"].numpy(), out["segmentation"][0].numpy()))
+    augmenter = aug.NnUNetAugmenter({"patch_size": patch}, seed=8, cascade_foreground_labels=labels)
+    ours = []
+    for i in range(SAMPLES):
+        out = augmenter(image, seg, i)
+        ours.append(perturbed(out["image"], out["segmentation"][0]))
+    ours, ref = np.array(ours), np.array(ref)
+    assert_same_rate(ours > 0, ref > 0, "pipeline cascade")
+    assert_same_distribution(ours[ours > 0], ref[ref > 0], "pipeline cascade changed voxels")
