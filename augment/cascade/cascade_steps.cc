@@ -2,7 +2,6 @@
 #include "augment/cascade/cascade_steps.h"
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -131,7 +130,7 @@ Status ApplyRemoveComponent(const RemoveComponentParams& params,
   const MaskShape shape = MaskShapeOf(onehot);
   // bg2 compares `size < np.uint64(voxels) * fraction` in float64.
   const double limit = static_cast<double>(onehot.spatial_size()) * config.max_coverage;
-  std::vector<int32_t> candidates;
+  std::vector<int32_t>& candidates = scratch.candidates;
   for (int64_t i = 0; i < params.count; ++i) {
     const auto k = static_cast<size_t>(i);
     const int64_t a = params.channel[k];
@@ -154,7 +153,7 @@ Status ApplyRemoveComponent(const RemoveComponentParams& params,
       // The other channels in index order; bg2 lists them in its shuffled order, which
       // changes which one a draw names, not how likely each is.
       const int64_t others = onehot.channels - 1;
-      int64_t j = std::min<int64_t>(
+      const int64_t j = std::min<int64_t>(
           static_cast<int64_t>(params.other[k] * static_cast<double>(others)), others - 1);
       fill_channel = j >= a ? j + 1 : j;
     }

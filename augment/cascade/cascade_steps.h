@@ -67,6 +67,7 @@ struct CascadeScratch {
   ComponentLabels components;
   std::vector<uint8_t> mask;
   std::vector<uint8_t> before;
+  std::vector<int32_t> candidates;  ///< components small enough to remove
 };
 
 /// Per listed channel a: the channel becomes `op` of (channel != 0) with the radius's
