@@ -399,7 +399,8 @@ def test_augmenter_cascade_output_layout():
         cascade(image, seg[:1].copy(), 0)
 
 
-def test_augmenter_cascade_statistics_match_nnunet():
+@pytest.mark.parametrize("dummy_2d", [False, True], ids=["3d", "dummy2d"])
+def test_augmenter_cascade_statistics_match_nnunet(dummy_2d):
     # nnU-Net's training transforms with is_cascaded=True against NnUNetAugmenter with the
     # cascade, on a case whose previous stage equals its ground truth: without the random
     # cascade steps the one-hot channels would equal (target == label) exactly, so the voxels
@@ -407,14 +408,17 @@ def test_augmenter_cascade_statistics_match_nnunet():
     # mirroring and label removal on both sides.
     from nnunetv2.training.nnUNetTrainer.nnUNetTrainer import nnUNetTrainer
 
-    patch = (24, 24, 24)
-    crop = tuple(aug.crop_for(list(patch), np.pi / 6, 0.7, False))
+    # nnU-Net's dummy 2D: the spatial transform per slice, rotations up to 180 degrees; the
+    # cascade steps then see the 3-D patch again (balls, not disks).
+    patch = (12, 24, 24) if dummy_2d else (24, 24, 24)
+    angle = np.pi if dummy_2d else np.pi / 6
+    crop = tuple(aug.crop_for(list(patch), angle, 0.7, dummy_2d))
     labels = [1, 2]
     prev = blobs(crop, seed=31, count=9, labels=2)
     seg = np.stack([prev, prev])
     image = np.random.default_rng(2).standard_normal((1, *crop)).astype(np.float32)
     transforms = nnUNetTrainer.get_training_transforms(
-        patch, (-np.pi / 6, np.pi / 6), None, (0, 1, 2), False, is_cascaded=True,
+        patch, (-angle, angle), None, (0, 1, 2), dummy_2d, is_cascaded=True,
         foreground_labels=labels,
     )
 
@@ -427,7 +431,11 @@ def test_augmenter_cascade_statistics_match_nnunet():
     for _ in range(SAMPLES):
         out = transforms(image=torch.from_numpy(image.copy()), segmentation=torch.from_numpy(seg.copy()))
         ref.append(perturbed(out["image"].numpy(), out["segmentation"][0].numpy()))
-    augmenter = aug.NnUNetAugmenter({"patch_size": patch}, seed=8, cascade_foreground_labels=labels)
+    augmenter = aug.NnUNetAugmenter(
+        {"patch_size": patch, "max_angle": angle, "dummy_2d": dummy_2d},
+        seed=8,
+        cascade_foreground_labels=labels,
+    )
     ours = []
     for i in range(SAMPLES):
         out = augmenter(image, seg, i)
