@@ -145,8 +145,12 @@ def per_sample(seg, samples):
     bg2 = ComposeTransforms(
         [
             MoveSegAsOneHotToDataTransform(1, LABELS, True),
-            RandomTransform(ApplyRandomBinaryOperatorTransform(idx, strel_size=(1, 8), p_per_label=0.5), 0.4),
-            RandomTransform(RemoveRandomConnectedComponentFromOneHotEncodingTransform(idx, 0, 0.15, 0.5), 0.2),
+            RandomTransform(
+                ApplyRandomBinaryOperatorTransform(idx, strel_size=(1, 8), p_per_label=0.5), 0.4
+            ),
+            RandomTransform(
+                RemoveRandomConnectedComponentFromOneHotEncodingTransform(idx, 0, 0.15, 0.5), 0.2
+            ),
         ]
     )
     np.random.seed(0)

@@ -363,7 +363,9 @@ def test_nnunet_cascade_composition_statistics_match_bg2():
     onehot = stats_input()
     idx = list(range(-STATS_LABELS, 0))
     steps = [
-        RandomTransform(ApplyRandomBinaryOperatorTransform(idx, strel_size=(1, 8), p_per_label=0.5), 0.4),
+        RandomTransform(
+            ApplyRandomBinaryOperatorTransform(idx, strel_size=(1, 8), p_per_label=0.5), 0.4
+        ),
         RandomTransform(
             RemoveRandomConnectedComponentFromOneHotEncodingTransform(idx, 0, 0.15, 0.5), 0.2
         ),
@@ -391,7 +393,8 @@ def test_augmenter_cascade_output_layout():
     for i in range(6):
         want = plain(image, seg[:1].copy(), i)
         got = cascade(image, seg, i)
-        assert got["image"].shape == (4, 20, 20, 20) and got["segmentation"].shape == (1, 20, 20, 20)
+        assert got["image"].shape == (4, 20, 20, 20)
+        assert got["segmentation"].shape == (1, 20, 20, 20)
         np.testing.assert_array_equal(got["image"][:2], want["image"])
         np.testing.assert_array_equal(got["segmentation"], want["segmentation"])
         assert set(np.unique(got["image"][2:])) <= {0.0, 1.0}
@@ -429,7 +432,9 @@ def test_augmenter_cascade_statistics_match_nnunet(dummy_2d):
     torch.manual_seed(5)
     ref = []
     for _ in range(SAMPLES):
-        out = transforms(image=torch.from_numpy(image.copy()), segmentation=torch.from_numpy(seg.copy()))
+        out = transforms(
+            image=torch.from_numpy(image.copy()), segmentation=torch.from_numpy(seg.copy())
+        )
         ref.append(perturbed(out["image"].numpy(), out["segmentation"][0].numpy()))
     augmenter = aug.NnUNetAugmenter(
         {"patch_size": patch, "max_angle": angle, "dummy_2d": dummy_2d},
