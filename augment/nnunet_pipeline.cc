@@ -464,11 +464,12 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
                                const StreamId& sample, SampleView<float> image,
                                SampleView<int16_t> seg, NnUNetAugmentScratch& scratch,
                                const PieceRunner& pieces) {
+  // The cascade's one-hot channels are made last, from segmentation channel 1.
+  const SampleView<float> full_image = image;
+  PATCHFEED_ASSIGN_OR_RETURN(image, CropChannels(config, image, seg.channels));
   // Every transform up to the mirroring works on each image channel alone, with that channel's
   // draws: a channel is one piece, the segmentation's mirroring another. Masking reads both, so
   // it follows them.
-  const SampleView<float> full_image = image;
-  PATCHFEED_ASSIGN_OR_RETURN(image, CropChannels(config, image, seg.channels));
   const MirrorParams& m = params.mirror;
   const bool flips = m.flip[0] || m.flip[1] || m.flip[2];
   // Label removal (-1 -> 0, pointwise) runs inside the segmentation's mirroring unless masking,
