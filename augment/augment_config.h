@@ -119,6 +119,42 @@ struct GammaConfig {
   }
 };
 
+/// A binary operator of ApplyRandomBinaryOperatorTransform (bg2's `binary_*_torch`).
+enum class BinaryOperator : uint8_t { kDilation, kErosion, kClosing, kOpening };
+
+/// nnU-Net's cascade: `RandomTransform(ApplyRandomBinaryOperatorTransform(channel_idx=<the
+/// one-hot channels>, strel_size=(1, 8), p_per_label=0.5), apply_probability=0.4)`. The
+/// operators are drawn uniformly from those enabled (bg2: all four).
+struct BinaryOperatorConfig {
+  double p_apply = 0.4;
+  ScalarRange strel_size{1.0, 8.0};  ///< ball (3D) or disk (2D) radius, skimage's footprint
+  double p_per_label = 0.5;
+  std::array<bool, 4> operators{true, true, true, true};  ///< indexed by BinaryOperator
+};
+
+/// nnU-Net's cascade: `RandomTransform(RemoveRandomConnectedComponentFromOneHotEncodingTransform(
+/// channel_idx=<the one-hot channels>, fill_with_other_class_p=0,
+/// dont_do_if_covers_more_than_x_percent=0.15, p_per_label=0.5), apply_probability=0.2)`.
+struct RemoveComponentConfig {
+  double p_apply = 0.2;
+  double p_per_label = 0.5;
+  double fill_with_other_class_p = 0.0;
+  /// Only components of fewer voxels than this fraction of the patch are candidates (bg2's
+  /// name says percent; it is a fraction).
+  double max_coverage = 0.15;
+};
+
+/// nnU-Net's 3d_cascade_fullres steps after label removal: the previous stage's segmentation
+/// (segmentation channel 1) becomes one one-hot image channel per foreground label, which the
+/// two random transforms then perturb. Off unless `foreground_labels` is set.
+struct CascadeConfig {
+  std::vector<int16_t> foreground_labels;  ///< nnU-Net's label_manager.foreground_labels
+  BinaryOperatorConfig binary_operator;
+  RemoveComponentConfig remove_component;
+
+  bool enabled() const { return !foreground_labels.empty(); }
+};
+
 /// Every transform's settings. Default() gives nnU-Net's; each field can be changed after.
 struct NnUNetAugmentConfig {
   int spatial_dims = 3;                 ///< of the data: 2 or 3
@@ -140,6 +176,10 @@ struct NnUNetAugmentConfig {
   /// segmentation is negative, after mirroring.
   std::vector<int64_t> mask_channels;
   bool remove_label = true;  ///< segmentation -1 -> 0 at the end (nnU-Net always does)
+  /// 3d_cascade_fullres (off by default): the segmentation then has a second channel, the
+  /// previous stage's segmentation, and the image output `foreground_labels.size()` channels
+  /// more than the crop, which the cascade steps fill from it after label removal.
+  CascadeConfig cascade;
 
   /// nnU-Net's defaults for a `patch` of 2 or 3 axes and rotations in (-max_angle,
   /// max_angle) radians on every axis (nnU-Net: 30 degrees for 3D, 180 for 2D and dummy 2D).

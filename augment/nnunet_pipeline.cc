@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "augment/cascade/seg_to_onehot.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::augment {
@@ -24,6 +25,8 @@ enum class Stream : uint32_t {
   kGammaInverted,
   kGamma,
   kMirror,
+  kCascadeBinaryOperator,
+  kCascadeRemoveComponent,
 };
 
 CounterRng StreamFor(StreamId id, Stream s) {
@@ -78,6 +81,29 @@ std::string PythonFloat(double v) {
   if (s.find_first_not_of("-0123456789") == std::string::npos)
     s += ".0";
   return s;
+}
+
+// With the cascade on, the image channels the spatial and intensity steps see: all but the
+// one-hot channels at the end. Checks the channel counts the cascade needs.
+Result<SampleView<float>> CropChannels(const NnUNetAugmentConfig& config, SampleView<float> image,
+                                       int64_t seg_channels) {
+  if (!config.cascade.enabled()) {
+    return image;
+  }
+  const auto labels = static_cast<int64_t>(config.cascade.foreground_labels.size());
+  if (seg_channels != 2) {
+    return InvalidArgumentError(StrCat(
+        "nnU-Net cascade augmentation: the segmentation needs 2 channels (the case's and the "
+        "previous stage's), not ",
+        seg_channels));
+  }
+  if (image.channels <= labels) {
+    return InvalidArgumentError(StrCat("nnU-Net cascade augmentation: the image output has ",
+                                       image.channels, " channels; it needs the crop's and ",
+                                       labels, " one-hot channels"));
+  }
+  image.channels -= labels;
+  return image;
 }
 
 // The draws of channel `c` alone, for a view of that channel (index 0). Channels past
@@ -273,7 +299,7 @@ Status ValidateNnUNetAugmentConfig(const NnUNetAugmentConfig& c) {
                                          r.open ? "positive" : "non-negative"));
     }
   }
-  return Status::Ok();
+  return ValidateCascadeConfig(c.cascade);
 }
 
 NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
@@ -320,13 +346,23 @@ NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
           p.mirror.flip[static_cast<size_t>(d)] && config.mirror_axes[static_cast<size_t>(d)];
     }
   }
+  if (config.cascade.enabled()) {
+    const auto labels = static_cast<int64_t>(config.cascade.foreground_labels.size());
+    CounterRng binary = StreamFor(sample, Stream::kCascadeBinaryOperator);
+    p.binary_operator = DrawBinaryOperatorParams(binary, config.cascade.binary_operator, labels);
+    CounterRng remove = StreamFor(sample, Stream::kCascadeRemoveComponent);
+    p.remove_component = DrawRemoveComponentParams(remove, config.cascade.remove_component, labels);
+  }
   return p;
 }
 
-Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
-                          SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
-                          SampleView<float> image_out, SampleView<int16_t> seg_out,
-                          NnUNetAugmentScratch& scratch, const PieceRunner& pieces) {
+namespace {
+
+// ApplyNnUNetSpatial once the cascade's one-hot channels are split off `image_out`.
+Status SpatialOnCropChannels(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                             SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
+                             SampleView<float> image_out, SampleView<int16_t> seg_out,
+                             NnUNetAugmentScratch& scratch, const PieceRunner& pieces) {
   if (!config.dummy_2d) {
     return ApplySpatialTransform(params.spatial, config.spatial, image_crop, seg_crop, image_out,
                                  seg_out, scratch.spatial, pieces);
@@ -346,6 +382,17 @@ Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugment
   }
   return ApplySpatialTransform(params.spatial, config.spatial, image_in2, seg_in2, image_out2,
                                seg_out2, scratch.spatial, pieces);
+}
+
+}  // namespace
+
+Status ApplyNnUNetSpatial(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
+                          SampleView<const float> image_crop, SampleView<const int16_t> seg_crop,
+                          SampleView<float> image_out, SampleView<int16_t> seg_out,
+                          NnUNetAugmentScratch& scratch, const PieceRunner& pieces) {
+  PATCHFEED_ASSIGN_OR_RETURN(image_out, CropChannels(config, image_out, seg_crop.channels));
+  return SpatialOnCropChannels(params, config, image_crop, seg_crop, image_out, seg_out, scratch,
+                               pieces);
 }
 
 CropWindow NnUNetSpatialWindow(const NnUNetAugmentParams& params, const NnUNetAugmentConfig& config,
@@ -412,14 +459,15 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
                                 SampleView<const int16_t> seg_window, SampleView<float> image_out,
                                 SampleView<int16_t> seg_out, NnUNetAugmentScratch& scratch,
                                 const PieceRunner& pieces) {
+  PATCHFEED_ASSIGN_OR_RETURN(image_out, CropChannels(config, image_out, seg_window.channels));
   bool whole = true;
   for (int d = 0; d < config.spatial_dims; ++d) {
     const auto i = static_cast<size_t>(d);
     whole &= window.origin[i] == 0 && window.shape[i] == crop_shape[i];
   }
   if (whole) {
-    return ApplyNnUNetSpatial(params, config, image_window, seg_window, image_out, seg_out, scratch,
-                              pieces);
+    return SpatialOnCropChannels(params, config, image_window, seg_window, image_out, seg_out,
+                                 scratch, pieces);
   }
   if (!params.spatial.transforms()) {
     // The crop path's window is the patch itself.
@@ -453,6 +501,9 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
                                const StreamId& sample, SampleView<float> image,
                                SampleView<int16_t> seg, NnUNetAugmentScratch& scratch,
                                const PieceRunner& pieces) {
+  // The cascade's one-hot channels are made last, from segmentation channel 1.
+  const SampleView<float> full_image = image;
+  PATCHFEED_ASSIGN_OR_RETURN(image, CropChannels(config, image, seg.channels));
   // Every transform up to the mirroring works on each image channel alone, with that channel's
   // draws: a channel is one piece, the segmentation's mirroring another. Masking reads both, so
   // it follows them.
@@ -488,6 +539,17 @@ Status ApplyNnUNetAfterSpatial(const NnUNetAugmentParams& params, const NnUNetAu
     if (config.remove_label && !fold_removal) {
       PATCHFEED_RETURN_IF_ERROR(ApplyRemoveLabel(seg));
     }
+  }
+  if (config.cascade.enabled()) {
+    SampleView<float> onehot = full_image;
+    onehot.data += image.channels * full_image.channel_stride;
+    onehot.channels = full_image.channels - image.channels;
+    PATCHFEED_RETURN_IF_ERROR(
+        ApplySegToOneHot(config.cascade.foreground_labels, seg, /*seg_channel=*/1, onehot));
+    PATCHFEED_RETURN_IF_ERROR(
+        ApplyBinaryOperators(params.binary_operator, onehot, scratch.cascade));
+    PATCHFEED_RETURN_IF_ERROR(ApplyRemoveComponent(
+        params.remove_component, config.cascade.remove_component, onehot, scratch.cascade));
   }
   return Status::Ok();
 }

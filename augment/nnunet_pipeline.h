@@ -17,6 +17,13 @@
 /// The spatial step writes the patch into the output views (e.g. a slot of the loader's
 /// batch); every later step works in place there. A scratch struct per thread is reused.
 ///
+/// nnU-Net's cascade (config.cascade, 3d_cascade_fullres): segmentations have two channels,
+/// the second the previous stage's segmentation, and image outputs have the crop's channels
+/// followed by one channel per foreground label. The spatial step fills the crop's channels
+/// and transforms both segmentation channels; after label removal the one-hot channels are
+/// made from segmentation channel 1 and perturbed (augment/cascade). Segmentation channel 1 is
+/// left as transformed: nnU-Net drops it, the caller ignores it.
+///
 /// Example (one sample, 3D, image float32 (1, 205, 205, 205) -> (1, 128, 128, 128)):
 /// \code
 ///   NnUNetAugmentConfig config = NnUNetAugmentConfig::Default({128, 128, 128});
@@ -32,6 +39,7 @@
 #include <vector>
 
 #include "augment/augment_config.h"
+#include "augment/cascade/cascade_steps.h"
 #include "augment/intensity/brightness_contrast.h"
 #include "augment/intensity/channel_loops.h"
 #include "augment/intensity/gamma.h"
@@ -60,9 +68,12 @@ struct NnUNetAugmentParams {
   GammaParams gamma_inverted;
   GammaParams gamma;
   MirrorParams mirror;
+  BinaryOperatorParams binary_operator;    ///< cascade only
+  RemoveComponentParams remove_component;  ///< cascade only
 };
 
-/// Draws every transform's parameters for a sample of `channels` image channels.
+/// Draws every transform's parameters for a sample of `channels` image channels (those of
+/// the crop: without the cascade's one-hot channels).
 NnUNetAugmentParams DrawNnUNetAugmentParams(const NnUNetAugmentConfig& config,
                                             const StreamId& sample, int64_t channels);
 
@@ -72,6 +83,7 @@ struct NnUNetAugmentScratch {
   AugmentScratch intensity;
   std::vector<AugmentScratch> channel;  ///< per image channel (ApplyNnUNetAfterSpatial's pieces)
   std::vector<Status> piece_status;
+  CascadeScratch cascade;
 };
 
 /// The spatial step: the transformed patch of the crop, written into `image_out`/`seg_out`

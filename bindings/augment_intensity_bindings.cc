@@ -22,6 +22,7 @@
 #include "augment/intensity/label_transforms.h"
 #include "augment/intensity/low_resolution.h"
 #include "augment/sample_view.h"
+#include "bindings/augment_arrays.h"
 #include "bindings/status_to_exception.h"
 #include "common/random.h"
 
@@ -32,28 +33,6 @@ namespace {
 
 using augment::ChannelMask;
 using augment::SampleView;
-
-// A (C, *spatial) C-contiguous array of exactly T as a view. In-place functions must not get
-// a converted copy, so a wrong dtype or layout is a TypeError instead of a silent copy.
-template <typename T>
-SampleView<T> ViewOf(const py::array& array, const char* name) {
-  using U = std::remove_const_t<T>;
-  // bool arrays are byte arrays to C++ (regions are 0/1 bytes).
-  const bool dtype_ok = py::isinstance<py::array_t<U>>(array) ||
-                        (std::is_same_v<U, uint8_t> && array.dtype().kind() == 'b');
-  if (!dtype_ok || !(array.flags() & py::array::c_style) ||
-      (!std::is_const_v<T> && !array.writeable())) {
-    throw py::type_error(std::string(name) + " must be a writeable C-contiguous " +
-                         py::str(py::dtype::of<U>()).cast<std::string>() + " array");
-  }
-  if (array.ndim() != 3 && array.ndim() != 4)
-    throw py::value_error(std::string(name) + " must be (C, *spatial) with 2 or 3 spatial dims");
-  std::vector<int64_t> spatial;
-  for (py::ssize_t d = 1; d < array.ndim(); ++d)
-    spatial.push_back(array.shape(d));
-  return SampleView<T>::Contiguous(static_cast<T*>(const_cast<void*>(array.data())), array.shape(0),
-                                   spatial);
-}
 
 ChannelMask MaskOf(int64_t channels, const std::vector<int64_t>& selected, size_t values) {
   if (selected.size() != values)
@@ -66,15 +45,6 @@ ChannelMask MaskOf(int64_t channels, const std::vector<int64_t>& selected, size_
     m.selected[c] = true;
   }
   return m;
-}
-
-// A new C-contiguous array, made by numpy.empty: in this build pybind11's own array
-// constructors gave arrays with zero strides (dtype itemsize read as 0).
-py::array NewArray(const char* dtype, const std::vector<py::ssize_t>& shape) {
-  py::tuple t(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    t[d] = shape[d];
-  return py::module_::import("numpy").attr("empty")(t, dtype).cast<py::array>();
 }
 
 augment::AugmentScratch& Scratch() {

@@ -3,6 +3,7 @@
 // sample: _core.augment.NnUNetAugmenter. The loader runs the same pipeline in C++; this is
 // for users who augment outside the loader, and for the per-sample benchmark.
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,8 +39,15 @@ SampleView<const T> InputView(const py::array_t<T, kFlags>& a, const char* name)
 class NnUNetAugmenter {
  public:
   NnUNetAugmenter(const py::dict& augmentation, uint64_t seed,
-                  std::optional<std::vector<std::vector<double>>> deep_supervision_scales)
+                  std::optional<std::vector<std::vector<double>>> deep_supervision_scales,
+                  std::optional<std::vector<int16_t>> cascade_foreground_labels)
       : config_(AugmentOptionsFromDict(augmentation).pipeline), seed_(seed) {
+    if (cascade_foreground_labels) {
+      if (cascade_foreground_labels->empty()) {
+        throw py::value_error("cascade_foreground_labels needs at least one label");
+      }
+      config_.cascade.foreground_labels = *cascade_foreground_labels;
+    }
     ThrowIfError(augment::ValidateNnUNetAugmentConfig(config_));
     patch_.assign(config_.patch_size.begin(), config_.patch_size.begin() + config_.spatial_dims);
     for (const auto& s : deep_supervision_scales.value_or(std::vector<std::vector<double>>{})) {
@@ -55,13 +63,20 @@ class NnUNetAugmenter {
   }
 
   // image (C, *crop) float32, seg (Cs, *crop) int16 -> {"image": (C, *patch), "segmentation":
-  // (Cs, *patch) or, with deep-supervision scales, a list of one array per scale}.
+  // (Cs, *patch) or, with deep-supervision scales, a list of one array per scale}. With the
+  // cascade, seg is (2, *crop) (the previous stage's second), the image gains one channel per
+  // foreground label and the segmentation keeps channel 0, as nnU-Net's transforms return them.
   py::dict Call(const py::array_t<float, py::array::c_style | py::array::forcecast>& image,
                 const py::array_t<int16_t, py::array::c_style | py::array::forcecast>& seg,
                 int64_t index, int64_t epoch, int64_t batch) {
     const SampleView<const float> image_in = InputView(image, "image");
     const SampleView<const int16_t> seg_in = InputView(seg, "seg");
-    std::vector<py::ssize_t> image_shape = {image.shape(0)}, seg_shape = {seg.shape(0)};
+    const bool cascade = config_.cascade.enabled();
+    const auto onehot = static_cast<py::ssize_t>(config_.cascade.foreground_labels.size());
+    // The pipeline's segmentation has the input's channels; the output drops the cascade's.
+    const py::ssize_t seg_channels = cascade ? 1 : seg.shape(0);
+    std::vector<py::ssize_t> image_shape = {image.shape(0) + (cascade ? onehot : 0)},
+                             seg_shape = {seg_channels};
     for (const int64_t p : patch_) {
       image_shape.push_back(p);
       seg_shape.push_back(p);
@@ -69,19 +84,28 @@ class NnUNetAugmenter {
     py::array_t<float> image_out(image_shape);
     py::array_t<int16_t> seg_out(seg_shape);
     const SampleView<float> image_view =
-        SampleView<float>::Contiguous(image_out.mutable_data(), image.shape(0), patch_);
-    const SampleView<int16_t> seg_view =
-        SampleView<int16_t>::Contiguous(seg_out.mutable_data(), seg.shape(0), patch_);
+        SampleView<float>::Contiguous(image_out.mutable_data(), image_shape[0], patch_);
+    int64_t patch_voxels = 1;
+    for (const int64_t p : patch_) {
+      patch_voxels *= p;
+    }
+    std::vector<int16_t> seg_work;  // both channels, when the output keeps only the first
+    if (cascade) {
+      seg_work.resize(static_cast<size_t>(seg.shape(0) * patch_voxels));
+    }
+    const SampleView<int16_t> seg_view = SampleView<int16_t>::Contiguous(
+        cascade ? seg_work.data() : seg_out.mutable_data(), seg.shape(0), patch_);
+    const SampleView<int16_t> seg_kept = cascade ? seg_view.channel(0) : seg_view;
     std::vector<py::array_t<int16_t>> targets;
     std::vector<SampleView<int16_t>> target_views;
     for (const augment::DeepSupervisionScale& scale : scales_) {
       std::vector<int64_t> shape(patch_.size());
       ThrowIfError(augment::DeepSupervisionShape(scale, patch_, shape.data()));
-      std::vector<py::ssize_t> full = {seg.shape(0)};
+      std::vector<py::ssize_t> full = {seg_channels};
       full.insert(full.end(), shape.begin(), shape.end());
       targets.emplace_back(full);
       target_views.push_back(
-          SampleView<int16_t>::Contiguous(targets.back().mutable_data(), seg.shape(0), shape));
+          SampleView<int16_t>::Contiguous(targets.back().mutable_data(), seg_channels, shape));
     }
     Status st;
     {
@@ -93,7 +117,10 @@ class NnUNetAugmenter {
       st = augment::ApplyNnUNetAugment(params, config_, id, image_in, seg_in, image_view, seg_view,
                                        scratch_);
       for (size_t k = 0; st.ok() && k < scales_.size(); ++k) {
-        st = augment::DownsampleSegNearestExact<int16_t>(seg_view, target_views[k]);
+        st = augment::DownsampleSegNearestExact<int16_t>(seg_kept, target_views[k]);
+      }
+      if (st.ok() && cascade) {
+        std::copy(seg_work.begin(), seg_work.begin() + patch_voxels, seg_out.mutable_data());
       }
     }
     ThrowIfError(st);
@@ -125,9 +152,11 @@ void RegisterAugmentPipeline(py::module_& m) {
   py::class_<NnUNetAugmenter>(m, "NnUNetAugmenter",
                               "nnU-Net's default training augmentation for one sample at a time "
                               "(not thread-safe: one per thread).")
-      .def(py::init<const py::dict&, uint64_t, std::optional<std::vector<std::vector<double>>>>(),
+      .def(py::init<const py::dict&, uint64_t, std::optional<std::vector<std::vector<double>>>,
+                    std::optional<std::vector<int16_t>>>(),
            py::arg("augmentation"), py::arg("seed") = 0,
-           py::arg("deep_supervision_scales") = std::nullopt)
+           py::arg("deep_supervision_scales") = std::nullopt,
+           py::arg("cascade_foreground_labels") = std::nullopt)
       .def("__call__", &NnUNetAugmenter::Call, py::arg("image"), py::arg("seg"), py::arg("index"),
            py::arg("epoch") = 0, py::arg("batch") = 0,
            "Augments one sample; the draws depend only on (seed, epoch, batch, index), so the "

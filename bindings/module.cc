@@ -16,6 +16,7 @@ void RegisterCli(pybind11::module_& m);
 void RegisterAugmentSpatial(pybind11::module_& m);
 void RegisterAugmentIntensity(pybind11::module_& m);
 void RegisterAugmentPipeline(pybind11::module_& m);
+void RegisterAugmentCascade(pybind11::module_& m);
 }  // namespace patchfeed::internal_python
 
 PYBIND11_MODULE(_core, m) {
@@ -33,4 +34,5 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterAugmentSpatial(augment);
   patchfeed::internal_python::RegisterAugmentIntensity(augment);
   patchfeed::internal_python::RegisterAugmentPipeline(augment);
+  patchfeed::internal_python::RegisterAugmentCascade(augment);
 }

@@ -45,6 +45,7 @@ if (( with_tests )); then
   py_pkgs=(numpy:numpy pytest:pytest hypothesis:hypothesis blosc2:blosc2 blosc:blosc
            numcodecs:numcodecs pybind11:pybind11 torch:torch==2.13.0
            batchgeneratorsv2:batchgeneratorsv2==0.3.5 scipy:scipy
+           skimage:scikit-image  # the cascade tests: skimage's footprints and labelling
            nnunetv2:nnunetv2==2.8.1 nibabel:nibabel "zarr:zarr>=3.1,<3.2" tensorstore:tensorstore
            scikit_build_core:scikit-build-core  # make pip-test: pip install --no-build-isolation
            monai:monai  # the batch_transform test (a MONAI transform)

@@ -74,6 +74,12 @@ Status CheckOptions(const LoaderConfig& c) {
   if (c.augment) {
     const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
     PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
+    if (a.cascade.enabled()) {
+      return UnimplementedError(
+          "loader: nnU-Net's cascade augmentation needs the previous stage's segmentation, "
+          "which the loader does not read yet; use patchfeed.augment.NnUNetAugmenter with "
+          "cascade_foreground_labels on samples read otherwise");
+    }
     const auto dims = static_cast<size_t>(a.spatial_dims);
     const bool slab = IsSlab2d(c);
     if (c.sampler.patch_size.size() != dims && !slab) {

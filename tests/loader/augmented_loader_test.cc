@@ -214,6 +214,12 @@ TEST(AugmentedLoaderTest, RejectsConfigurationsItCannotRun) {
   }
   {
     LoaderConfig c = AugmentedConfig(ds);
+    c.augment->pipeline.cascade.foreground_labels = {1, 2};
+    EXPECT_THAT(Loader::Create(c).status(),
+                StatusIs(StatusCode::kUnimplemented, HasSubstr("previous stage's segmentation")));
+  }
+  {
+    LoaderConfig c = AugmentedConfig(ds);
     c.sampler.patch_size = {20, 20};
     EXPECT_THAT(Loader::Create(c).status(),
                 StatusIs(StatusCode::kInvalidArgument,

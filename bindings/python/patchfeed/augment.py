@@ -13,6 +13,12 @@ epoch, batch, index) and its input: `aug(image, seg, j, epoch=e, batch=b)` equal
 loader makes of sample j of batch b in epoch e from the same crop. The GIL is released while
 it runs; use one augmenter per thread.
 
+For nnU-Net's 3d_cascade_fullres, `NnUNetAugmenter(..., cascade_foreground_labels=labels)` takes
+a (2, *crop) segmentation whose second channel is the previous stage's; the output image then
+has one more channel per foreground label (that segmentation as one-hot, randomly dilated,
+eroded, opened or closed, and with a random small component removed, as nnU-Net does) and the
+output segmentation only the first channel.
+
 `crop_for(patch_size)` is the crop a sample must be drawn with so that its rotated and scaled
 patch still lies in data (nnU-Net's initial patch size); `patchfeed.Loader` works it out itself
 when `augmentation` has no "patch_size".

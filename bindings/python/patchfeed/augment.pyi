@@ -12,6 +12,7 @@ class NnUNetAugmenter:
         augmentation: AugmentationOptions | Mapping[str, Any],
         seed: int = 0,
         deep_supervision_scales: Sequence[Sequence[float]] | None = None,
+        cascade_foreground_labels: Sequence[int] | None = None,
     ) -> None: ...
     def __call__(
         self,
