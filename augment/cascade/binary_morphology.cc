@@ -32,7 +32,7 @@ struct Run {
 template <typename Keep>
 std::vector<Run> RunsOf(const Footprint& fp, Keep keep) {
   std::vector<Run> runs;
-  const auto [kz, ky, kx] = fp.size;
+  const int64_t kz = fp.size[0], ky = fp.size[1], kx = fp.size[2];
   const int64_t cz = (kz - 1) / 2, cy = (ky - 1) / 2, cx = (kx - 1) / 2;
   for (int64_t z = 0; z < kz; ++z) {
     for (int64_t y = 0; y < ky; ++y) {
@@ -82,7 +82,8 @@ int64_t MarkActiveRows(const MaskShape& shape, std::span<const uint8_t> mask,
 void DilateByRuns(std::span<const Run> runs, int64_t pad, const MaskShape& shape,
                   std::span<const uint8_t> src, std::span<uint8_t> dst, bool or_into,
                   MorphologyScratch& s) {
-  const auto [nz, ny, nx] = shape;
+  // Named copies, not a structured binding: clang 14 cannot capture those in a lambda.
+  const int64_t nz = shape[0], ny = shape[1], nx = shape[2];
   const int64_t width = nx + 2 * pad;
   const int64_t rows = nz * ny;
   s.distance.resize(static_cast<size_t>(rows * width));
@@ -187,7 +188,8 @@ std::optional<BallForm> AsBallForm(const Footprint& fp) {
 // Needs s.row_any for `mask`.
 void DilateSeparable(const BallForm& b, const MaskShape& shape, std::span<uint8_t> mask,
                      MorphologyScratch& s) {
-  const auto [nz, ny, nx] = shape;
+  // Named copies, not a structured binding: clang 14 cannot capture those in a lambda.
+  const int64_t nz = shape[0], ny = shape[1], nx = shape[2];
   const int64_t n = nz * ny * nx;
   const auto cap = static_cast<uint16_t>(b.t + 1);
   const auto clamp_sq = [&](int64_t e) { return e * e > b.t ? cap : static_cast<uint16_t>(e * e); };

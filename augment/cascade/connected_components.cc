@@ -32,7 +32,8 @@ int32_t Union(std::vector<int32_t>& parent, int32_t a, int32_t b) {
 
 Status LabelComponents(const MaskShape& shape, std::span<const uint8_t> mask,
                        ComponentLabels& out) {
-  const auto [nz, ny, nx] = shape;
+  // Named copies, not a structured binding: clang 14 cannot capture those in a lambda.
+  const int64_t nz = shape[0], ny = shape[1], nx = shape[2];
   const int64_t n = nz * ny * nx;
   if (nz < 1 || ny < 1 || nx < 1 || static_cast<int64_t>(mask.size()) != n) {
     return InvalidArgumentError("connected components: the mask's size does not match its shape");
