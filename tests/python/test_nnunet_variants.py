@@ -389,6 +389,27 @@ class BorderPaddingTrainer(nnUNetTrainer):
         return pipeline
 
 
+class NearestUpsamplingTrainer(nnUNetTrainer):
+    """Low resolution upsampled by nearest neighbour: an attribute, not a constructor argument."""
+
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        for t in pipeline.transforms:
+            if isinstance(t, RandomTransform) and \
+                    isinstance(t.transform, SimulateLowResolutionTransform):
+                t.transform.upmodes = {1: "nearest", 2: "nearest", 3: "nearest"}
+        return pipeline
+
+
+class NanPaddingTrainer(nnUNetTrainer):
+    @staticmethod
+    def get_training_transforms(*args, **kwargs):
+        pipeline = nnUNetTrainer.get_training_transforms(*args, **kwargs)
+        pipeline.transforms[0].padding_value_seg = float("nan")
+        return pipeline
+
+
 class ReorderedTrainer(nnUNetTrainer):
     @staticmethod
     def get_training_transforms(*args, **kwargs):
@@ -408,7 +429,9 @@ class ReorderedTrainer(nnUNetTrainer):
     (OwnTransformTrainer, ["InvertImage (from test_nnunet_variants)"]),
     (BorderPaddingTrainer, ["SpatialTransform.padding_mode_image='border'"]),
     (ReorderedTrainer, ["GaussianNoiseTransform after blur"]),
-], ids=["DA5", "own-transform", "parameter", "order"])
+    (NearestUpsamplingTrainer, ["SimulateLowResolutionTransform.upmodes="]),
+    (NanPaddingTrainer, ["SpatialTransform.padding_value_seg=nan"]),
+], ids=["DA5", "own-transform", "parameter", "order", "upmodes", "nan"])
 def test_what_patchfeed_lacks_is_refused_before_loading(env, variant, expected):
     trainer = make_trainer(env, "3d_fullres", trainer_class=with_patchfeed(variant))
     with pytest.raises(UnsupportedAugmentation) as caught:

@@ -30,8 +30,9 @@ ORDER = ("spatial", "noise", "blur", "brightness", "contrast", "low_resolution",
 _INTENSITY = ("noise", "blur", "brightness", "contrast", "low_resolution", "gamma_inverted",
               "gamma")
 # Instance attributes that change how bgv2 computes, never what: benchmarks and caches.
-_NOT_PARAMETERS = {"benchmark", "benchmark_use_fft", "benchmark_num_runs", "upmodes",
-                   "_grid_cache"}
+_NOT_PARAMETERS = {"benchmark", "benchmark_use_fft", "benchmark_num_runs", "_grid_cache"}
+# SimulateLowResolutionTransform's upsampling per spatial rank, the only modes patchfeed runs.
+_LOW_RESOLUTION_UPMODES = {1: "linear", 2: "bilinear", 3: "trilinear"}
 
 
 class UnsupportedAugmentation(NotImplementedError):
@@ -114,7 +115,11 @@ class _Walk:
         if handler is None:
             self.problems.append(f"{_describe(transform)} is not implemented in patchfeed")
             return
-        slot, read = handler(self, transform, p_apply)
+        try:
+            slot, read = handler(self, transform, p_apply)
+        except (TypeError, ValueError, OverflowError, AttributeError) as error:
+            self.problems.append(f"{kind}: a parameter patchfeed cannot read ({error})")
+            return
         if slot is None:
             return
         if slot == "gamma_inverted" and "gamma_inverted" in self.seen:
@@ -137,7 +142,11 @@ class _Walk:
     def require(self, transform: Any, attribute: str, ok: Callable[[Any], bool],
                 what: str) -> None:
         value = getattr(transform, attribute)
-        if not ok(value):
+        try:
+            accepted = bool(ok(value))
+        except (TypeError, ValueError, OverflowError):  # e.g. a string or NaN where a number goes
+            accepted = False
+        if not accepted:
             self.problems.append(f"{type(transform).__name__}.{attribute}={value!r}: "
                                  f"patchfeed implements only {what}")
 
@@ -230,7 +239,7 @@ def _spatial(walk: _Walk, t: Any, p_apply: float):
         "elastic_magnitude": elastic_magnitude,
         "p_synchronize_elastic_scale": float(t.p_synchronize_def_scale_across_axes),
         "seg_mode": "nearest" if t.mode_seg == "nearest" else "linear",
-        "seg_padding_value": int(t.padding_value_seg)}
+        "seg_padding_value": _int_or(t.padding_value_seg, -1)}
     return "spatial", ("patch_size", "patch_center_dist_from_border", "random_crop",
                        "p_elastic_deform", "elastic_deform_scale", "elastic_deform_magnitude",
                        "p_synchronize_def_scale_across_axes", "p_rotation", "rotation",
@@ -294,6 +303,8 @@ def _contrast(walk: _Walk, t: Any, p_apply: float):
 def _low_resolution(walk: _Walk, t: Any, p_apply: float):
     zoom, _ = walk.scalar(t, "scale")
     walk.require(t, "allowed_channels", lambda v: v is None, "None (every channel)")
+    walk.require(t, "upmodes", lambda v: dict(v) == _LOW_RESOLUTION_UPMODES,
+                 f"{_LOW_RESOLUTION_UPMODES} (linear upsampling)")
     ignore = t.ignore_axes
     ignore = [] if ignore is None else [int(a) for a in (
         ignore if isinstance(ignore, (list, tuple)) else [ignore])]
@@ -302,7 +313,7 @@ def _low_resolution(walk: _Walk, t: Any, p_apply: float):
                                        "synchronize_channels": bool(t.synchronize_channels),
                                        "synchronize_axes": bool(t.synchronize_axes)}
     return "low_resolution", ("scale", "allowed_channels", "ignore_axes", "p_per_channel",
-                              "synchronize_channels", "synchronize_axes")
+                              "synchronize_channels", "synchronize_axes", "upmodes")
 
 
 def _gamma(walk: _Walk, t: Any, p_apply: float):
@@ -355,6 +366,14 @@ def _deep_supervision(walk: _Walk, t: Any, p_apply: float):
         [float(x) for x in s] if isinstance(s, (list, tuple)) or hasattr(s, "__len__")
         else [float(s)] * dims for s in t.ds_scales]
     return "deep_supervision", ("ds_scales",)
+
+
+def _int_or(value: Any, fallback: int) -> int:
+    """`value` as an int, or `fallback` where it is none (a refusal already names it)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        return fallback
 
 
 def np_list(value: Any) -> list:
