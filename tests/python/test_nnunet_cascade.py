@@ -122,19 +122,27 @@ def test_cascade_validation_batches_equal_nnunets_bit_for_bit(env):
     assert onehot_voxels > 0
 
 
-def _onehot_means(batches, n: int, channels: int) -> np.ndarray:
-    """Per sample over n batches: the mean of each one-hot channel (the last `channels`)."""
-    means = []
+def _onehot_statistics(batches, n: int, labels: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample and label over n batches: the mean of the label's one-hot channel, and the
+    fraction of voxels where it disagrees with the target's label (what the random binary
+    operators and the component removal change)."""
+    means, disagreement = [], []
     for _ in range(n):
-        data = next(batches)["data"]
-        means.append(data[:, -channels:].flatten(2).float().mean(2).numpy())
-    return np.concatenate(means)
+        batch = next(batches)
+        data = batch["data"]
+        target = batch["target"][0] if isinstance(batch["target"], list) else batch["target"]
+        onehot = data[:, -len(labels):].flatten(2).float()
+        truth = torch.stack([(target[:, 0] == label) for label in labels], 1).flatten(2).float()
+        means.append(onehot.mean(2).numpy())
+        disagreement.append((onehot - truth).abs().mean(2).numpy())
+    return np.concatenate(means), np.concatenate(disagreement)
 
 
 def test_cascade_training_batches_have_nnunets_statistics(env):
-    """Per-sample means of each one-hot channel over 500+ samples (the previous stage's labels
-    after the spatial transform, the random binary operators and the component removal) are
-    distributed as those of nnU-Net's own loader (two-sample Kolmogorov-Smirnov, both seeded)."""
+    """Per sample over 500+ samples, each one-hot channel's mean and its disagreement with the
+    target's label (the previous stage's labels after the spatial transform, the random binary
+    operators and the component removal) are distributed as those of nnU-Net's own loader
+    (two-sample Kolmogorov-Smirnov, both seeded)."""
     from nnunetv2.training.dataloading.data_loader import nnUNetDataLoader
     from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
 
@@ -142,10 +150,10 @@ def test_cascade_training_batches_have_nnunets_statistics(env):
     torch.manual_seed(0)
     trainer = cascade_trainer(env)
     write_previous_stage(trainer)
-    labels = len(trainer.label_manager.foreground_labels)
+    labels = [int(x) for x in trainer.label_manager.foreground_labels]
     n = math.ceil(500 / trainer.batch_size)
     ours, _ = trainer.get_dataloaders()
-    ours_means = _onehot_means(ours, n, labels)
+    ours_stats = _onehot_statistics(ours, n, labels)
     ours.close()
 
     cm, lm = trainer.configuration_manager, trainer.label_manager
@@ -162,11 +170,12 @@ def test_cascade_training_batches_have_nnunets_statistics(env):
         trainer.batch_size, initial, cm.patch_size, lm,
         oversample_foreground_percent=trainer.oversample_foreground_percent,
         probabilistic_oversampling=trainer.probabilistic_oversampling, transforms=transforms)
-    theirs_means = _onehot_means(iter(theirs.generate_train_batch, None), n, labels)
-    for c in range(labels):
-        x, y = ours_means[:, c], theirs_means[:, c]
-        assert x.max() > 0
-        assert scipy_stats.ks_2samp(x, y).pvalue > 1e-4, (c, x.mean(), y.mean())
+    theirs_stats = _onehot_statistics(iter(theirs.generate_train_batch, None), n, labels)
+    for name, ours_s, theirs_s in zip(("mean", "disagreement"), ours_stats, theirs_stats):
+        for c in range(len(labels)):
+            x, y = ours_s[:, c], theirs_s[:, c]
+            assert x.max() > 0
+            assert scipy_stats.ks_2samp(x, y).pvalue > 1e-4, (name, c, x.mean(), y.mean())
 
 
 def test_nnunet_trains_the_cascade_with_the_trainer(env):
