@@ -79,8 +79,8 @@ def crop_previous(dataset, case_index, box_start, crop) -> np.ndarray:
 
 def make_loader(dataset, augmentation=AUG, crop=CROP, **kw):
     kw.setdefault("num_threads", 2)
-    patch = augmentation["patch_size"]
-    kw.setdefault("need_to_pad", [c - p for c, p in zip(crop, (1,) * (3 - len(patch)) + tuple(patch))])
+    patch = (1,) * (3 - len(augmentation["patch_size"])) + tuple(augmentation["patch_size"])
+    kw.setdefault("need_to_pad", [c - p for c, p in zip(crop, patch)])
     return patchfeed.Loader(dataset, crop, 3, seed=5, as_numpy=True, augmentation=augmentation,
                             oversample_foreground=0.33, **kw)
 
@@ -114,6 +114,29 @@ def test_cascade_samples_equal_the_augmenter_on_the_whole_crop(cascade_dataset, 
                 np.testing.assert_array_equal(batch["seg"][j], want["segmentation"])
                 onehot_seen += int(batch["image"][j][1:].any())
         assert onehot_seen > 0  # the one-hot channels are not trivially empty
+
+
+def test_cascade_with_regions_takes_them_from_the_labels(cascade_dataset):
+    """nnU-Net's regions come from segmentation channel 0 only (the previous stage's channel is
+    gone by then): each region is the augmenter's labels in it."""
+    regions = [[1, 2], [2]]
+    augmenter = patchfeed.augment.NnUNetAugmenter(AUG, seed=5)
+    with make_loader(cascade_dataset, {**AUG, "regions": regions}) as loader:
+        assert loader.array_layout["seg"] == ("|b1", (3, len(regions), *OUT))
+        for _ in range(2):
+            batch = loader.next_batch()
+            info = loader.last_batch
+            for j, sample in enumerate(info.samples):
+                paths = cascade_dataset.paths(sample.case_index)
+                image = reference_box(paths[0], sample.box_start, CROP, 0)
+                seg = reference_box(paths[1], sample.box_start, CROP, -1)
+                prev = crop_previous(cascade_dataset, sample.case_index, sample.box_start, CROP)
+                want = augmenter(image, np.concatenate([seg, prev[None]]), j, epoch=info.epoch,
+                                 batch=info.batch_index)
+                np.testing.assert_array_equal(batch["image"][j], want["image"])
+                labels = want["segmentation"][0]
+                for r, region in enumerate(regions):
+                    np.testing.assert_array_equal(batch["seg"][j][r], np.isin(labels, region))
 
 
 def test_cascade_refuses_what_it_cannot_read(cascade_dataset, tmp_path):

@@ -223,9 +223,11 @@ def render(aug: dict) -> ComposeTransforms:
         maybe("binary_operator", lambda s: ApplyRandomBinaryOperatorTransform(
             channel_idx=onehot, any_of_these=tuple(operators[o] for o in s["operators"]),
             strel_size=scalar(s["strel_size"]), p_per_label=s["p_per_label"]))
-        maybe("remove_component", lambda s: RemoveRandomConnectedComponentFromOneHotEncodingTransform(
-            channel_idx=onehot, fill_with_other_class_p=s["fill_with_other_class_p"],
-            dont_do_if_covers_more_than_x_percent=s["max_coverage"], p_per_label=s["p_per_label"]))
+        maybe("remove_component",
+              lambda s: RemoveRandomConnectedComponentFromOneHotEncodingTransform(
+                  channel_idx=onehot, fill_with_other_class_p=s["fill_with_other_class_p"],
+                  dont_do_if_covers_more_than_x_percent=s["max_coverage"],
+                  p_per_label=s["p_per_label"]))
     if "regions" in aug:
         out.append(ConvertSegmentationToRegionsTransform(regions=aug["regions"], channel_in_seg=0))
     if "deep_supervision_scales" in aug:
