@@ -125,10 +125,11 @@ Status WidenLabels(const std::byte* raw, const codec::Box& box,
         T v{};
         std::memcpy(&v, src + i, sizeof(T));  // little-endian files on little-endian hosts
         const auto label = static_cast<int64_t>(v);
-        if (inside && (label < 0 || label > std::numeric_limits<int16_t>::max())) {
+        // Only uint16 can exceed int16, nnU-Net's type for the crop (its cast would wrap).
+        if (inside && label > std::numeric_limits<int16_t>::max()) {
           return InvalidArgumentError(StrCat(
               "the previous stage's segmentation holds label ", label,
-              ", outside [0, 32767]: nnU-Net's labels are 0 (background) to the last class"));
+              ", more than int16 holds: nnU-Net's labels are 0 (background) to the last class"));
         }
         dst[i] = inside ? static_cast<int16_t>(label) : int16_t{-1};
       }

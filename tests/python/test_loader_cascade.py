@@ -158,8 +158,15 @@ def test_cascade_refuses_what_it_cannot_read(cascade_dataset, tmp_path):
         prev = blosc2.open(paths[2], mode="r")[:]
         blosc2.asarray(prev.astype(np.float32), urlpath=str(tmp_path / f"{cid}_f.b2nd"), mode="w")
         blosc2.asarray(prev[None], urlpath=str(tmp_path / f"{cid}_c.b2nd"), mode="w")
-        bad[cid] = paths[:2] + [tmp_path / f"{cid}_f.b2nd", tmp_path / f"{cid}_c.b2nd"]
-    ds = patchfeed.loader.Dataset.from_list(["image", "seg", "float", "channels"], bad)
+        huge = prev.astype(np.uint16)
+        huge[...] = 40000  # more than nnU-Net's int16 crop holds
+        blosc2.asarray(huge, urlpath=str(tmp_path / f"{cid}_u.b2nd"), mode="w")
+        bad[cid] = paths[:2] + [tmp_path / f"{cid}_{k}.b2nd" for k in "fcu"]
+    ds = patchfeed.loader.Dataset.from_list(["image", "seg", "float", "channels", "huge"], bad)
+    with make_loader(ds, {**AUG, "previous_seg_array": "huge"}) as loader:
+        with pytest.raises(ValueError, match=r"case 'case_00\d'.*array 'huge'.*label 40000, "
+                                            r"more than int16 holds"):
+            loader.next_batch()
     with pytest.raises(ValueError, match="uint8, uint16, int8 or int16"):
         make_loader(ds, {**AUG, "previous_seg_array": "float"})
     with pytest.raises(ValueError, match="no channel axis, as nnU-Net writes"):
