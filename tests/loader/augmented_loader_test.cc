@@ -61,9 +61,9 @@ void ReadPreviousStageCrop(const Dataset& ds, const LoaderConfig& c, int64_t cas
   const std::vector<int64_t> shape = reader.geometry().shape;
   ASSERT_EQ(shape.size(), 3u);
   codec::Box all{{0, 0, 0}, shape};
-  ASSERT_OK_AND_ASSIGN(std::vector<std::byte> whole,
-                       reader.ReadBox(all, std::vector<std::byte>(reader.geometry().itemsize)));
   ASSERT_EQ(reader.dtype(), "|u1");
+  ASSERT_OK_AND_ASSIGN(std::vector<std::byte> whole,
+                       reader.ReadBox(all, std::vector<std::byte>(1)));
   const std::vector<int64_t>& crop = c.sampler.patch_size;
   out->assign(static_cast<size_t>(crop[0] * crop[1] * crop[2]), -1);
   size_t i = 0;
