@@ -150,6 +150,20 @@ def test_cascade_refuses_what_it_cannot_read(cascade_dataset, tmp_path):
         make_loader(cascade_dataset, {**AUG, "previous_seg_array": "previous"})
     with pytest.raises(ValueError, match="'dilate' is none of dilation"):
         make_loader(cascade_dataset, {**AUG, "binary_operator": {"operators": ["dilate"]}})
+    # Each setting reaches its C++ field, whose check names it.
+    for transform, key, field in (("binary_operator", "p_apply", "p_binary_operator"),
+                                  ("binary_operator", "p_per_label",
+                                   "p_binary_operator_per_label"),
+                                  ("remove_component", "p_apply", "p_remove_component"),
+                                  ("remove_component", "p_per_label",
+                                   "p_remove_component_per_label"),
+                                  ("remove_component", "fill_with_other_class_p",
+                                   "fill_with_other_class_p"),
+                                  ("remove_component", "max_coverage", "max_component_coverage")):
+        with pytest.raises(ValueError, match=f"cascade augmentation: {field} = 5"):
+            patchfeed.augment.NnUNetAugmenter({**AUG, transform: {key: 5}})
+    with pytest.raises(ValueError, match=r"strel size range \[9, 2\]"):
+        patchfeed.augment.NnUNetAugmenter({**AUG, "binary_operator": {"strel_size": [9, 2]}})
     # A float map, and one with a channel axis, are not nnU-Net's previous stage.
     bad = {}
     for i in range(len(SHAPES)):
