@@ -56,24 +56,6 @@ Result<SampleView<T>> As2D(const SampleView<T>& v, const char* what) {
   return r;
 }
 
-// Copies a sample between views of equal shape (the crop path when its window was read).
-template <typename T>
-Status CopySample(SampleView<const T> in, SampleView<T> out) {
-  if (in.channels != out.channels || in.spatial_dims != out.spatial_dims || in.shape != out.shape) {
-    return InvalidArgumentError("nnU-Net augmentation: the window and the patch differ in shape");
-  }
-  for (int64_t c = 0; c < in.channels; ++c) {
-    for (int64_t i0 = 0; i0 < in.shape[0]; ++i0) {
-      for (int64_t i1 = 0; i1 < in.shape[1]; ++i1) {
-        for (int64_t i2 = 0; i2 < in.shape[2]; ++i2) {
-          out.at(c, i0, i1, i2) = in.at(c, i0, i1, i2);
-        }
-      }
-    }
-  }
-  return Status::Ok();
-}
-
 // A double as Python prints a float ("5.0", "0.25", "inf"): these values come from Python
 // users, and StrCat alone would print 5.0 as "5".
 std::string PythonFloat(double v) {
@@ -471,9 +453,11 @@ Status ApplyNnUNetSpatialWindow(const NnUNetAugmentParams& params,
   }
   if (!params.spatial.transforms()) {
     // The crop path's window is the patch itself.
-    PATCHFEED_RETURN_IF_ERROR(CopySample(image_window, image_out));
+    PATCHFEED_RETURN_IF_ERROR(
+        CopySample(image_window, image_out, "nnU-Net augmentation: the window and the patch"));
     if (seg_window.channels > 0) {
-      PATCHFEED_RETURN_IF_ERROR(CopySample(seg_window, seg_out));
+      PATCHFEED_RETURN_IF_ERROR(
+          CopySample(seg_window, seg_out, "nnU-Net augmentation: the window and the patch"));
     }
     return Status::Ok();
   }

@@ -23,8 +23,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "common/check.h"
+#include "common/status.h"
 #include "common/strided_view.h"
 
 namespace patchfeed::augment {
@@ -118,6 +120,25 @@ SampleView<T> SampleViewOf(const StridedView& view) {
     v.strides[i] = view.byte_strides[i + 1] / kItem;
   }
   return v;
+}
+
+/// Copies a sample between views of equal shape; kInvalidArgument naming `what` when the
+/// shapes differ.
+template <typename T>
+Status CopySample(SampleView<const T> in, SampleView<T> out, const char* what) {
+  if (in.channels != out.channels || in.spatial_dims != out.spatial_dims || in.shape != out.shape) {
+    return InvalidArgumentError(std::string(what) + " differ in shape");
+  }
+  for (int64_t c = 0; c < in.channels; ++c) {
+    for (int64_t i0 = 0; i0 < in.shape[0]; ++i0) {
+      for (int64_t i1 = 0; i1 < in.shape[1]; ++i1) {
+        for (int64_t i2 = 0; i2 < in.shape[2]; ++i2) {
+          out.at(c, i0, i1, i2) = in.at(c, i0, i1, i2);
+        }
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace patchfeed::augment

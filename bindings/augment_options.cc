@@ -166,6 +166,33 @@ bool SetTransform(const std::string& key, py::handle value, augment::NnUNetAugme
                     c.ignore_axis[axis] = true;
                   }
                 }}});
+  } else if (key == "binary_operator") {
+    augment::BinaryOperatorConfig& c = p.cascade.binary_operator;
+    SetFields(key, value,
+              {{"p_apply", Set(c.p_apply)},
+               {"strel_size", SetRange(c.strel_size)},
+               {"p_per_label", Set(c.p_per_label)},
+               {"operators", [&c](const std::string& name, py::handle ops) {
+                  // Indexed by augment::BinaryOperator.
+                  static const std::array<std::string, 4> kNames = {"dilation", "erosion",
+                                                                    "closing", "opening"};
+                  c.operators = {false, false, false, false};
+                  for (const auto& op : Option<std::vector<std::string>>(name.c_str(), ops)) {
+                    const auto* it = std::find(kNames.begin(), kNames.end(), op);
+                    if (it == kNames.end()) {
+                      throw py::value_error("augmentation option '" + name + "': '" + op +
+                                            "' is none of dilation, erosion, closing, opening");
+                    }
+                    c.operators[static_cast<size_t>(it - kNames.begin())] = true;
+                  }
+                }}});
+  } else if (key == "remove_component") {
+    augment::RemoveComponentConfig& c = p.cascade.remove_component;
+    SetFields(key, value,
+              {{"p_apply", Set(c.p_apply)},
+               {"p_per_label", Set(c.p_per_label)},
+               {"fill_with_other_class_p", Set(c.fill_with_other_class_p)},
+               {"max_coverage", Set(c.max_coverage)}});
   } else if (key == "gamma_inverted") {
     SetGamma(key, p.gamma_inverted, value);
   } else if (key == "gamma") {
@@ -253,6 +280,15 @@ loader::AugmentOptions AugmentOptionsFromDict(const py::dict& d) {
       p.remove_label = Option<bool>(key.c_str(), value);
     } else if (key == "regions") {
       a.regions = Option<std::vector<std::vector<int64_t>>>(key.c_str(), value);
+    } else if (key == "cascade_foreground_labels") {
+      p.cascade.foreground_labels = Option<std::vector<int16_t>>(key.c_str(), value);
+      if (p.cascade.foreground_labels.empty()) {
+        throw py::value_error(
+            "augmentation option 'cascade_foreground_labels' needs at least "
+            "one label (nnU-Net's label_manager.foreground_labels)");
+      }
+    } else if (key == "previous_seg_array") {
+      a.previous_seg_array = Option<std::string>(key.c_str(), value);
     } else if (SetTransform(key, value, p)) {
       continue;
     } else if (key == "deep_supervision_scales") {

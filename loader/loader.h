@@ -137,6 +137,12 @@ struct AugmentOptions {
   std::vector<std::vector<int64_t>> regions;
   /// Per scale, a factor per spatial axis (nnU-Net's _get_deep_supervision_scales()).
   std::vector<std::array<double, 3>> deep_supervision_scales;
+  /// nnU-Net's cascade (pipeline.cascade enabled): the array holding the previous stage's
+  /// segmentation, a label map of the case's spatial shape without a channel axis (nnU-Net's
+  /// predicted_next_stage files: uint8 or uint16; int8 and int16 too). It is read with the
+  /// crop's box (-1 outside the case) as the pipeline's segmentation channel 1 and is not an
+  /// output: the image gains one channel per foreground label instead.
+  std::string previous_seg_array;
 };
 
 /// The position of a loader: everything needed, with its configuration, to resume exactly.

@@ -10,12 +10,15 @@
 #include <array>
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
 #include <oneapi/tbb/task_arena.h>
 #include <oneapi/tbb/task_group.h>
 
+#include "common/str_cat.h"
 #include "loader/internal/nonfinite_count.h"
 #include "loader/internal/task_spawn.h"
 
@@ -28,9 +31,10 @@ using augment::SampleView;
 // box turned by the affine matrix (an oriented box); a voxel is read only within 1 of one of
 // them. A block is wanted iff it, grown by that distance (and a voxel against rounding),
 // meets the oriented box: the separating-axis test over the 3 block axes, the 3 box axes and
-// their 9 cross products. Array coordinates, channel axis 0 ignored. The blocks in the
+// their 9 cross products. Array coordinates, any channel axis ignored. The blocks in the
 // corners of a rotated sample's window are skipped.
 struct Footprint {
+  int first_spatial = 1;                        // the array's axis 0 is its channels, or not
   std::array<double, 3> centre{};               // in array coordinates
   std::array<std::array<double, 3>, 3> axis{};  // matrix columns (box edge directions)
   std::array<double, 3> half{};                 // half extents along the columns
@@ -41,8 +45,9 @@ bool FootprintWants(const void* context, const int64_t* lo, const int64_t* hi) {
   constexpr double kMargin = 2.0;  // neighbour distance 1 + a voxel against rounding
   std::array<double, 3> bc{}, bh{};
   for (int d = 0; d < 3; ++d) {
-    bc[d] = 0.5 * static_cast<double>(lo[d + 1] + hi[d + 1] - 1) - f.centre[d];
-    bh[d] = 0.5 * static_cast<double>(hi[d + 1] - 1 - lo[d + 1]) + kMargin;
+    const int a = d + f.first_spatial;
+    bc[d] = 0.5 * static_cast<double>(lo[a] + hi[a] - 1) - f.centre[d];
+    bh[d] = 0.5 * static_cast<double>(hi[a] - 1 - lo[a]) + kMargin;
   }
   const auto separated = [&](const std::array<double, 3>& l) {
     double rb = 0, ro = 0, dist = 0;
@@ -95,6 +100,58 @@ void RunPiecesAsTasks(int64_t count, const augment::PieceRunner::Body& body) {
   TsanAcquire(&done);
 }
 
+// Widens a window of the previous stage's label map (items of `dtype`, C-contiguous over
+// `box`) to int16 in `dst`, -1 where the box lies outside the case of `case_shape` (nnU-Net's
+// pad value after its cast to int16; the read padded with 0 in the file's type, which for an
+// unsigned type cannot hold -1).
+template <typename T>
+Status WidenLabels(const std::byte* raw, const codec::Box& box,
+                   const std::vector<int64_t>& case_shape, int16_t* dst) {
+  std::array<int64_t, 3> extent{1, 1, 1}, lo{0, 0, 0}, hi{1, 1, 1};
+  const size_t lead = 3 - box.start.size();
+  for (size_t d = 0; d < box.start.size(); ++d) {
+    extent[lead + d] = box.stop[d] - box.start[d];
+    lo[lead + d] = std::clamp<int64_t>(-box.start[d], 0, extent[lead + d]);
+    hi[lead + d] =
+        std::clamp<int64_t>(case_shape[d] - box.start[d], lo[lead + d], extent[lead + d]);
+  }
+  const auto* src = reinterpret_cast<const T*>(raw);
+  int64_t i = 0;
+  for (int64_t z = 0; z < extent[0]; ++z) {
+    for (int64_t y = 0; y < extent[1]; ++y) {
+      for (int64_t x = 0; x < extent[2]; ++x, ++i) {
+        const bool inside =
+            z >= lo[0] && z < hi[0] && y >= lo[1] && y < hi[1] && x >= lo[2] && x < hi[2];
+        T v{};
+        std::memcpy(&v, src + i, sizeof(T));  // little-endian files on little-endian hosts
+        const auto label = static_cast<int64_t>(v);
+        // Only uint16 can exceed int16, nnU-Net's type for the crop (its cast would wrap).
+        if (inside && label > std::numeric_limits<int16_t>::max()) {
+          return InvalidArgumentError(StrCat(
+              "the previous stage's segmentation holds label ", label,
+              ", more than int16 holds: nnU-Net's labels are 0 (background) to the last class"));
+        }
+        dst[i] = inside ? static_cast<int16_t>(label) : int16_t{-1};
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status WidenPreviousSeg(const std::string& dtype, const std::byte* raw, const codec::Box& box,
+                        const std::vector<int64_t>& case_shape, int16_t* dst) {
+  if (dtype == "|u1") {
+    return WidenLabels<uint8_t>(raw, box, case_shape, dst);
+  }
+  if (dtype == "<u2") {
+    return WidenLabels<uint16_t>(raw, box, case_shape, dst);
+  }
+  if (dtype == "|i1") {
+    return WidenLabels<int8_t>(raw, box, case_shape, dst);
+  }
+  return WidenLabels<int16_t>(raw, box, case_shape, dst);  // CheckOutputTypes allowed no other
+}
+
 }  // namespace
 
 AugmentedSamples::AugmentedSamples(const LoaderParts& parts, SampleReader* reader)
@@ -111,6 +168,10 @@ StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
                   .batch = batch.batch,
                   .rank = 0,
                   .position = static_cast<uint32_t>(parts_.sampler->rank_offset() + sample)};
+}
+
+bool AugmentedSamples::SegStaged() const {
+  return parts_.regions.has_value() || parts_.previous_seg >= 0;
 }
 
 std::span<const int64_t> AugmentedSamples::PipelineCrop() const {
@@ -133,12 +194,12 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
   offset.insert(offset.end(), task.window.origin.begin(), task.window.origin.begin() + dims);
   extent.insert(extent.end(), task.window.shape.begin(), task.window.shape.begin() + dims);
   // Without rotation or scaling the window is the patch: read it straight into the slot (the
-  // segmentation as labels; as regions it is converted from staging).
+  // segmentation as labels; as regions, or with the cascade's second channel, it is staged).
   const bool direct = !task.params.spatial.transforms();
   // 3D rotations and scalings read only the blocks near the sampling positions. The plans are
   // made here, before the round's tasks, so that reads in flight can fetch their bytes.
-  Footprint footprint;
-  codec::BlockFilter filter;
+  Footprint footprint, spatial_footprint;  // arrays with a channel axis, and without
+  codec::BlockFilter filter, spatial_filter;
   if (!direct && dims == 3 && !pipeline.dummy_2d && !task.params.spatial.do_deform) {
     const auto a = augment::SpatialAffineMatrix(task.params.spatial, 3);
     for (size_t i = 0; i < 3; ++i) {
@@ -150,11 +211,19 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
       }
     }
     filter = {&FootprintWants, &footprint};
+    spatial_footprint = footprint;
+    spatial_footprint.first_spatial = 0;
+    spatial_filter = {&FootprintWants, &spatial_footprint};
   }
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const OutputArray& out = parts_.outputs[o];
     SampleRead read = MakeSampleRead(sample, o, out.channels, spec, offset, extent);
-    if (direct && (o == 0 || !parts_.regions)) {
+    if (!out.channel_axis) {
+      read.box.start.erase(read.box.start.begin());
+      read.box.stop.erase(read.box.stop.begin());
+      read.dst.shape.erase(read.dst.shape.begin());
+    }
+    if (direct && (o == 0 || !SegStaged())) {
       // The sample's part of the slot; the slab's axis of one voxel takes any stride.
       const StridedView slot = parts_.ring.views(round.slot())[o].Slice(sample);
       read.dst.data = slot.data;
@@ -164,8 +233,8 @@ void AugmentedSamples::Plan(ReadRound& round, int64_t sample, const SampleSpec& 
       // Staging is C-contiguous (channels, [1,] *window); its address is the worker's.
       read.dst = StridedView::Contiguous(nullptr, std::move(read.dst.shape), out.itemsize);
     }
-    const Status planned =
-        codec::PlanBox(parts_.probe(spec.case_index, o).geometry, read.box, filter, &read.plan);
+    const Status planned = codec::PlanBox(parts_.probe(spec.case_index, o).geometry, read.box,
+                                          out.channel_axis ? filter : spatial_filter, &read.plan);
     const SampleRead* added = round.AddRead(std::move(read));
     if (!planned.ok() && !task.unplanned) {
       reader_.Fail(round, *added, nullptr, planned);
@@ -187,17 +256,22 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
   const int dims = static_cast<int>(crop.size());
   const bool direct = !params.spatial.transforms();
   const bool has_seg = parts_.outputs.size() > 1;
+  const bool cascade = parts_.previous_seg >= 0;
+  // The pipeline's segmentation channels: the cascade's second is the previous stage's.
+  const int64_t seg_channels = cascade ? 2 : (has_seg ? parts_.outputs[1].channels : 0);
   Staging& staging = staging_.local();
-  // The segmentation the pipeline writes: the slot's, or staging when the slot holds regions.
+  // The segmentation the pipeline writes: the slot's, or staging when the slot holds regions
+  // or only the cascade's channel 0.
   const std::span<const int64_t> patch(pipeline.patch_size.data(), static_cast<size_t>(dims));
   int64_t patch_voxels = 1;
   for (const int64_t p : patch) {
     patch_voxels *= p;
   }
-  if (has_seg && parts_.regions) {
-    staging.seg_labels.resize(static_cast<size_t>(parts_.outputs[1].channels * patch_voxels));
+  if (has_seg && SegStaged()) {
+    staging.seg_labels.resize(static_cast<size_t>(seg_channels * patch_voxels));
   }
-  // The reads' destinations: the slot, or this worker's staging.
+  // The reads' destinations: the slot, or this worker's staging. The cascade's previous-stage
+  // read lands in staging in its file's type and is widened into segmentation channel 1.
   std::vector<StridedView> read_into(parts_.outputs.size());
   for (size_t o = 0; o < parts_.outputs.size(); ++o) {
     const SampleRead& read = round.reads()[task.first_read + o];
@@ -210,14 +284,33 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
       if (o == 0) {
         read_into[o].data =
             reinterpret_cast<std::byte*>(staging.image.Reserve(static_cast<size_t>(items)));
+      } else if (static_cast<int>(o) == parts_.previous_seg) {
+        read_into[o].data =
+            staging.previous.Reserve(static_cast<size_t>(items * parts_.outputs[o].itemsize));
       } else if (direct) {  // the patch itself, labels for the region conversion
         read_into[o].data = reinterpret_cast<std::byte*>(staging.seg_labels.data());
       } else {
-        read_into[o].data =
-            reinterpret_cast<std::byte*>(staging.seg.Reserve(static_cast<size_t>(items)));
+        read_into[o].data = reinterpret_cast<std::byte*>(
+            staging.seg.Reserve(static_cast<size_t>(items * (cascade ? 2 : 1))));
       }
     }
     if (!ReadInPieces(round, read, read_into[o], staging)) {
+      return;
+    }
+  }
+  if (cascade) {
+    // Channel 1 follows channel 0 in the segmentation's staging (C-contiguous, 2 channels).
+    const SampleRead& previous =
+        round.reads()[task.first_read + static_cast<size_t>(parts_.previous_seg)];
+    const OutputArray& out = parts_.outputs[static_cast<size_t>(parts_.previous_seg)];
+    read_into[1].shape[0] = 2;
+    auto* channel1 = reinterpret_cast<int16_t*>(read_into[1].data + read_into[1].byte_strides[0]);
+    const Status widened = WidenPreviousSeg(
+        out.dtype, read_into[static_cast<size_t>(parts_.previous_seg)].data, previous.box,
+        parts_.probe(previous.case_index, static_cast<size_t>(parts_.previous_seg)).geometry.shape,
+        channel1);
+    if (!widened.ok()) {
+      reader_.Fail(round, previous, nullptr, widened);
       return;
     }
   }
@@ -233,9 +326,9 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
   seg.channels = 0;
   seg.spatial_dims = dims;
   if (has_seg) {
-    seg = parts_.regions ? SampleView<int16_t>::Contiguous(staging.seg_labels.data(),
-                                                           parts_.outputs[1].channels, patch)
-                         : augment::SampleViewOf<int16_t>(views[1].Slice(sample));
+    seg = SegStaged()
+              ? SampleView<int16_t>::Contiguous(staging.seg_labels.data(), seg_channels, patch)
+              : augment::SampleViewOf<int16_t>(views[1].Slice(sample));
   }
   Status st;
   if (!direct) {
@@ -256,7 +349,8 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
                                           seg, staging.pipeline, pieces_);
   }
   if (st.ok() && has_seg) {
-    st = WriteTargets(slot, sample, seg, staging);
+    // The batch's segmentation is channel 0; the cascade's channel 1 was only the one-hot's.
+    st = WriteTargets(slot, sample, cascade ? seg.channel(0) : seg, staging);
   }
   if (st.ok() && parts_.outputs[0].nonfinite) {
     // The sample as delivered, after the pipeline's last pass over it.
@@ -319,6 +413,11 @@ Status AugmentedSamples::WriteTargets(int slot, int64_t sample, SampleView<int16
           "deep-supervision target");
     }
     return Status::Ok();
+  }
+  if (parts_.previous_seg >= 0) {
+    PATCHFEED_RETURN_IF_ERROR(
+        augment::CopySample<int16_t>(seg, augment::SampleViewOf<int16_t>(views[1].Slice(sample)),
+                                     "the segmentation and its batch slot"));
   }
   for (const TargetArray& t : parts_.targets) {
     PATCHFEED_RETURN_IF_ERROR(

@@ -64,17 +64,22 @@ class AugmentedSamples {
   };
   struct Staging {
     augment::NnUNetAugmentScratch pipeline;
-    WindowBuffer<float> image;        ///< the image's window
-    WindowBuffer<int16_t> seg;        ///< the segmentation's window
-    std::vector<int16_t> seg_labels;  ///< the augmented labels, when the slot holds regions
-    SampleRead split_read;            ///< a read planned for pieces (ReadInPieces)
-    std::vector<PieceRun> runs;       ///< its pieces grouped into runs
+    WindowBuffer<float> image;         ///< the image's window
+    WindowBuffer<int16_t> seg;         ///< the segmentation's window (cascade: 2 channels)
+    WindowBuffer<std::byte> previous;  ///< the cascade's previous-stage window, as in its file
+    /// The augmented labels, when the slot holds regions or the cascade's channel 0 only.
+    std::vector<int16_t> seg_labels;
+    SampleRead split_read;       ///< a read planned for pieces (ReadInPieces)
+    std::vector<PieceRun> runs;  ///< its pieces grouped into runs
   };
 
   /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
   /// `filter` declines, in runs that run through pieces_; false after recording an error.
   bool ReadInPieces(ReadRound& round, const SampleRead& read, const StridedView& dst,
                     Staging& staging);
+  /// Whether the pipeline's segmentation is staged rather than the slot's: as regions, or
+  /// with the cascade's second channel, which the slot does not hold.
+  bool SegStaged() const;
   /// The crop the pipeline sees: the sampler's, without the slab axis of nnU-Net's 2d.
   std::span<const int64_t> PipelineCrop() const;
   /// nnU-Net's targets from the augmented labels `seg`: regions, deep-supervision scales.

@@ -31,10 +31,15 @@ struct Layout {
   friend bool operator==(const Layout&, const Layout&) = default;
 };
 
-Layout LayoutOf(const ArrayProbe& probe) {
+// An array without a channel axis (OutputArray::channel_axis) has one channel.
+Layout LayoutOf(const ArrayProbe& probe, bool channel_axis) {
   const std::vector<int64_t>& shape = probe.geometry.shape;
-  return {shape.size(), shape.empty() ? 0 : shape[0], probe.dtype, probe.geometry.itemsize};
+  const int64_t channels = !channel_axis ? 1 : (shape.empty() ? 0 : shape[0]);
+  return {shape.size(), channels, probe.dtype, probe.geometry.itemsize};
 }
+
+// The axes an output's arrays have beyond the patch's: its channel axis, if any.
+size_t LeadingAxes(const OutputArray& out) { return out.channel_axis ? 1 : 0; }
 
 std::string Describe(const Layout& l) {
   return StrCat(l.channels, l.channels == 1 ? " channel" : " channels", " of '", l.dtype, "'");
@@ -78,7 +83,8 @@ void OpenCases(tbb::task_arena& arena, LoaderParts& p, std::vector<Status>& prob
 // `o` with one axis more than the patch (its channels).
 Status CheckPatchRank(const LoaderParts& p, size_t o, const std::vector<Status>& problems) {
   const Dataset& ds = p.config.dataset;
-  const size_t want = p.config.sampler.patch_size.size() + 1;
+  const size_t lead = LeadingAxes(p.outputs[o]);
+  const size_t want = p.config.sampler.patch_size.size() + lead;
   int64_t first = -1;
   for (size_t c = 0; c < problems.size(); ++c) {
     if (!problems[c].ok()) {
@@ -96,8 +102,14 @@ Status CheckPatchRank(const LoaderParts& p, size_t o, const std::vector<Status>&
     return Status::Ok();  // no case opened: that is every case's problem, reported as such
   }
   const std::vector<int64_t>& shape = p.probe(first, o).geometry.shape;
-  const size_t patch = want - 1;
-  const size_t spatial = shape.empty() ? 0 : shape.size() - 1;
+  const size_t patch = want - lead;
+  const size_t spatial = shape.size() < lead ? 0 : shape.size() - lead;
+  if (lead == 0) {
+    return InvalidArgumentError(
+        StrCat("loader: the previous stage's segmentation '", p.outputs[o].name, "' of case '",
+               ds.case_id(first), "' has shape ", ShapeToString(shape), "; it needs ", patch,
+               " spatial axes and no channel axis, as nnU-Net writes predicted_next_stage files"));
+  }
   return InvalidArgumentError(StrCat(
       "loader: patch_size has ", patch, patch == 1 ? " dimension" : " dimensions",
       " but the cases' arrays have ", spatial, " spatial dimensions (array '", p.outputs[o].name,
@@ -110,16 +122,17 @@ Status CheckPatchRank(const LoaderParts& p, size_t o, const std::vector<Status>&
 // arrays differ in spatial shape, gets its problem.
 Status ChooseLayouts(LoaderParts& p, std::vector<Status>& problems) {
   const Dataset& ds = p.config.dataset;
-  const size_t want = p.config.sampler.patch_size.size() + 1;
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     PATCHFEED_RETURN_IF_ERROR(CheckPatchRank(p, o, problems));
   }
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     OutputArray& out = p.outputs[o];
+    const size_t lead = LeadingAxes(out);
+    const size_t want = p.config.sampler.patch_size.size() + lead;
     // The most common layout of the right rank; a tie goes to the one seen first.
     std::vector<std::pair<Layout, int64_t>> seen;
     for (size_t c = 0; c < problems.size(); ++c) {
-      const Layout l = LayoutOf(p.probe(static_cast<int64_t>(c), o));
+      const Layout l = LayoutOf(p.probe(static_cast<int64_t>(c), o), out.channel_axis);
       if (!problems[c].ok() || l.ndim != want) {
         continue;
       }
@@ -154,15 +167,16 @@ Status ChooseLayouts(LoaderParts& p, std::vector<Status>& problems) {
       const std::vector<int64_t>& shape = probe.geometry.shape;
       const std::string where = StrCat("array '", out.name, "' (", ds.path(ci, out.dataset_array),
                                        ") has shape ", ShapeToString(shape));
-      const Layout l = LayoutOf(probe);
+      const Layout l = LayoutOf(probe, out.channel_axis);
       if (l.ndim != want) {
         problems[c] = InvalidArgumentError(
-            StrCat(where, ": ", shape.size() - 1, " spatial dimensions, the patch has ", want - 1));
+            StrCat(where, ": ", shape.size() - lead, " spatial dimensions, the patch has ",
+                   want - lead, lead == 0 ? " (no channel axis)" : ""));
       } else if (l != *common) {
         problems[c] = InvalidArgumentError(StrCat(where, " with ", Describe(l), "; ", votes,
                                                   " other cases have ", Describe(*common)));
-      } else if (o > 0 && !std::equal(shape.begin() + 1, shape.end(),
-                                      p.probe(ci, 0).geometry.shape.begin() + 1)) {
+      } else if (o > 0 && !std::equal(shape.begin() + static_cast<std::ptrdiff_t>(lead),
+                                      shape.end(), p.probe(ci, 0).geometry.shape.begin() + 1)) {
         problems[c] = InvalidArgumentError(StrCat(where, ": its spatial axes differ from array '",
                                                   p.outputs[0].name, "' ",
                                                   ShapeToString(p.probe(ci, 0).geometry.shape)));
@@ -177,6 +191,16 @@ Status CheckOutputTypes(LoaderParts& p) {
   if (p.config.augment) {
     for (size_t o = 0; o < p.outputs.size(); ++o) {
       const OutputArray& out = p.outputs[o];
+      if (static_cast<int>(o) == p.previous_seg) {
+        if (out.dtype != "|u1" && out.dtype != "<u2" && out.dtype != "|i1" && out.dtype != "<i2") {
+          return InvalidArgumentError(
+              "loader: the previous stage's segmentation '" + out.name +
+              "' must hold labels as uint8, uint16, int8 or int16 (nnU-Net writes uint8 or "
+              "uint16); the cases have '" +
+              out.dtype + "'");
+        }
+        continue;
+      }
       const char* want = o == 0 ? "<f4" : "<i2";
       if (out.dtype != want) {
         return InvalidArgumentError("loader: augmentation needs array '" + out.name + "' as '" +

@@ -74,11 +74,16 @@ Status CheckOptions(const LoaderConfig& c) {
   if (c.augment) {
     const augment::NnUNetAugmentConfig& a = c.augment->pipeline;
     PATCHFEED_RETURN_IF_ERROR(augment::ValidateNnUNetAugmentConfig(a).WithContext("loader"));
-    if (a.cascade.enabled()) {
-      return UnimplementedError(
-          "loader: nnU-Net's cascade augmentation needs the previous stage's segmentation, "
-          "which the loader does not read yet; use patchfeed.augment.NnUNetAugmenter with "
-          "cascade_foreground_labels on samples read otherwise");
+    const bool has_previous = !c.augment->previous_seg_array.empty();
+    if (a.cascade.enabled() && (c.augment->seg_array.empty() || !has_previous)) {
+      return InvalidArgumentError(
+          "loader: nnU-Net's cascade augmentation needs a segmentation array and the previous "
+          "stage's segmentation (previous_seg_array, the name of the dataset array holding it)");
+    }
+    if (!a.cascade.enabled() && has_previous) {
+      return InvalidArgumentError(
+          "loader: previous_seg_array is read only for nnU-Net's cascade; give "
+          "cascade_foreground_labels too, or leave previous_seg_array out");
     }
     const auto dims = static_cast<size_t>(a.spatial_dims);
     const bool slab = IsSlab2d(c);
@@ -181,6 +186,22 @@ Result<std::vector<OutputArray>> ChooseOutputs(const LoaderConfig& c) {
   return outputs;
 }
 
+// The cascade's previous-stage segmentation, read after the batch's arrays. Its pad value is
+// 0 in the file's type (which may be unsigned): the reads mark the voxels outside the case -1
+// once widened to int16.
+Result<OutputArray> PreviousSegOutput(const LoaderConfig& c) {
+  OutputArray o;
+  o.name = c.augment->previous_seg_array;
+  o.dataset_array = c.dataset.array_index(o.name);
+  if (o.dataset_array < 0) {
+    return InvalidArgumentError("loader: the dataset has no array '" + o.name +
+                                "' (previous_seg_array, the previous stage's segmentation)");
+  }
+  o.channel_axis = false;
+  o.pad_item.assign(sizeof(double), std::byte{0});
+  return o;
+}
+
 bool WantForeground(const LoaderConfig& c) {
   using Mode = ForegroundOptions::Mode;
   if (c.foreground.mode == Mode::kOff) {
@@ -205,8 +226,17 @@ Result<std::vector<RingArraySpec>> RingSpecs(LoaderParts& p) {
                  c.augment->pipeline.patch_size.begin() + dims);
   }
   std::vector<RingArraySpec> specs;
-  for (const OutputArray& out : p.outputs) {
-    RingArraySpec s{out.name, out.dtype, out.itemsize, {batch, out.channels}};
+  for (size_t o = 0; o < p.outputs.size(); ++o) {
+    const OutputArray& out = p.outputs[o];
+    if (static_cast<int>(o) == p.previous_seg) {
+      continue;  // the pipeline's input only
+    }
+    int64_t channels = out.channels;
+    if (o == 0 && c.augment) {
+      // The cascade's one-hot channels follow the image's own.
+      channels += static_cast<int64_t>(c.augment->pipeline.cascade.foreground_labels.size());
+    }
+    RingArraySpec s{out.name, out.dtype, out.itemsize, {batch, channels}};
     s.shape.insert(s.shape.end(), patch.begin(), patch.end());
     specs.push_back(std::move(s));
   }
@@ -250,6 +280,11 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   PATCHFEED_ASSIGN_OR_RETURN(p.outputs, ChooseOutputs(config));
   if (config.augment) {
     PATCHFEED_RETURN_IF_ERROR(CheckAugmentOutputs(config, p.outputs));
+    if (config.augment->pipeline.cascade.enabled()) {
+      PATCHFEED_ASSIGN_OR_RETURN(OutputArray previous, PreviousSegOutput(config));
+      p.previous_seg = static_cast<int>(p.outputs.size());
+      p.outputs.push_back(std::move(previous));
+    }
   }
   p.num_threads = num_threads;
   p.config = std::move(config);

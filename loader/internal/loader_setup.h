@@ -38,6 +38,9 @@ struct OutputArray {
   int64_t itemsize = 0;
   int64_t channels = 0;
   std::vector<std::byte> pad_item;
+  /// False for the cascade's previous-stage segmentation: its arrays have no channel axis
+  /// (`channels` is then 1).
+  bool channel_axis = true;
   /// LoaderConfig::check_finite on a float array: how to tell its NaN and infinite items.
   std::optional<NonFiniteTest> nonfinite;
 };
@@ -66,6 +69,9 @@ struct LoaderParts {
   std::optional<augment::RegionTable> regions;
   /// Augmentation: the deep-supervision targets that are arrays of their own.
   std::vector<TargetArray> targets;
+  /// Augmentation with nnU-Net's cascade: the output read from AugmentOptions::
+  /// previous_seg_array, last in `outputs` and not in the ring (spatial axes only); else -1.
+  int previous_seg = -1;
   /// ErrorPolicy::kSkip: the cases left out at start (case_probe.h), in dataset order.
   std::vector<ExcludedCase> excluded;
 

@@ -41,6 +41,9 @@ Status CheckMemoryBudget(const LoaderParts& p, const std::vector<RingArraySpec>&
     for (const OutputArray& out : p.outputs) {
       per_worker += crop * out.channels * out.itemsize;
     }
+    if (p.previous_seg >= 0) {
+      per_worker += crop * static_cast<int64_t>(sizeof(int16_t));  // its int16 staging channel
+    }
   }
   const int64_t workers = p.num_threads + 1;
   const int64_t files = std::min<int64_t>(

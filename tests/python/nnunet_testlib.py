@@ -216,17 +216,22 @@ def use_nnunet_dataset(nnunet_root: pathlib.Path, tmp_path: pathlib.Path, monkey
 
 
 def nnunet_sample(trainer, case_id, box_start, patch, transforms):
-    """nnUNetDataLoader.generate_train_batch for one sample at a given box."""
+    """nnUNetDataLoader.generate_train_batch for one sample at a given box (for the cascade
+    with the previous stage's segmentation as the segmentation's channel 1, as it stacks it)."""
     import torch
     from acvl_utils.cropping_and_padding.bounding_boxes import crop_and_pad_nd
     from nnunetv2.training.dataloading.nnunet_dataset import nnUNetDatasetBlosc2
 
-    ds = nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, [case_id])
-    data, seg, _, _ = ds.load_case(case_id)
+    ds = nnUNetDatasetBlosc2(trainer.preprocessed_dataset_folder, [case_id],
+                             trainer.folder_with_segs_from_previous_stage)
+    data, seg, seg_prev, _ = ds.load_case(case_id)
     bbox = [[lo, lo + p] for lo, p in zip(box_start, patch)]
     data_cropped = torch.from_numpy(crop_and_pad_nd(data, bbox, 0)).float()
     seg_cropped = torch.from_numpy(crop_and_pad_nd(seg, bbox, -1, cast_cropped_to=np.int16))
     seg_cropped = seg_cropped.to(torch.int16)
+    if seg_prev is not None:
+        prev = torch.from_numpy(crop_and_pad_nd(seg_prev, bbox, -1, cast_cropped_to=np.int16))
+        seg_cropped = torch.cat((seg_cropped, prev.to(torch.int16)[None]), dim=0)
     if len(trainer.configuration_manager.patch_size) == 2:
         data_cropped, seg_cropped = data_cropped[:, 0], seg_cropped[:, 0]
     out = transforms(**{"image": data_cropped, "segmentation": seg_cropped})

@@ -37,6 +37,19 @@ from batchgeneratorsv2.transforms.spatial.low_resolution import (  # noqa: E402
 )
 from batchgeneratorsv2.transforms.spatial.mirroring import MirrorTransform  # noqa: E402
 from batchgeneratorsv2.transforms.spatial.spatial import SpatialTransform  # noqa: E402
+from batchgeneratorsv2.transforms.nnunet.random_binary_operator import (  # noqa: E402
+    ApplyRandomBinaryOperatorTransform,
+    binary_closing_torch,
+    binary_dilation_torch,
+    binary_erosion_torch,
+    binary_opening_torch,
+)
+from batchgeneratorsv2.transforms.nnunet.remove_connected_components import (  # noqa: E402
+    RemoveRandomConnectedComponentFromOneHotEncodingTransform,
+)
+from batchgeneratorsv2.transforms.nnunet.seg_to_onehot import (  # noqa: E402
+    MoveSegAsOneHotToDataTransform,
+)
 from batchgeneratorsv2.transforms.utils.compose import ComposeTransforms  # noqa: E402
 from batchgeneratorsv2.transforms.utils.deep_supervision_downsampling import (  # noqa: E402
     DownsampleSegForDSTransform,
@@ -200,6 +213,21 @@ def render(aug: dict) -> ComposeTransforms:
                                       channel_idx_in_seg=0, set_outside_to=0))
     if aug["remove_label"]:
         out.append(RemoveLabelTransform(-1, 0))
+    if "cascade_foreground_labels" in aug:
+        labels = aug["cascade_foreground_labels"]
+        onehot = list(range(-len(labels), 0))
+        out.append(MoveSegAsOneHotToDataTransform(source_channel_idx=1, all_labels=labels,
+                                                  remove_channel_from_source=True))
+        operators = {"dilation": binary_dilation_torch, "erosion": binary_erosion_torch,
+                     "closing": binary_closing_torch, "opening": binary_opening_torch}
+        maybe("binary_operator", lambda s: ApplyRandomBinaryOperatorTransform(
+            channel_idx=onehot, any_of_these=tuple(operators[o] for o in s["operators"]),
+            strel_size=scalar(s["strel_size"]), p_per_label=s["p_per_label"]))
+        maybe("remove_component",
+              lambda s: RemoveRandomConnectedComponentFromOneHotEncodingTransform(
+                  channel_idx=onehot, fill_with_other_class_p=s["fill_with_other_class_p"],
+                  dont_do_if_covers_more_than_x_percent=s["max_coverage"],
+                  p_per_label=s["p_per_label"]))
     if "regions" in aug:
         out.append(ConvertSegmentationToRegionsTransform(regions=aug["regions"], channel_in_seg=0))
     if "deep_supervision_scales" in aug:
@@ -276,6 +304,52 @@ def test_translation_round_trips_with_every_option_on(dummy_2d):
     aug = translate(train, patch, crop, where="test")
     assert aug["mask_channels"] == [0, 2] and aug["regions"][-1] == [4]
     assert aug["dummy_2d"] == dummy_2d
+
+
+def test_cascaded_translation_round_trips():
+    """nnU-Net's cascaded pipelines (3d_cascade_fullres): the previous stage's one-hot channels
+    and their two random steps in training, the one-hot channels alone in validation."""
+    from patchfeed.nnunet.pipeline import translate
+
+    patch = [24, 32, 32]
+    scales = [[1.0, 1.0, 1.0], [0.5, 0.5, 0.5]]
+    train = nnUNetTrainer.get_training_transforms(
+        patch, (-0.5, 0.5), scales, (0, 1, 2), False, use_mask_for_norm=[False],
+        is_cascaded=True, foreground_labels=[1, 2], regions=None, ignore_label=None)
+    val = nnUNetTrainer.get_validation_transforms(scales, True, [1, 2], None, None)
+    for pipeline, crop in ((train, [36, 48, 48]), (val, patch)):
+        aug = translate(pipeline, patch, crop, where="test")
+        assert canonical(render(aug)) == canonical(pipeline)
+        NnUNetAugmenter(aug, seed=0)  # C++ takes it
+    aug = translate(train, patch, [36, 48, 48], where="test")
+    assert aug["cascade_foreground_labels"] == [1, 2]
+    assert aug["binary_operator"] == {"p_apply": 0.4, "strel_size": [1.0, 8.0],
+                                      "p_per_label": 0.5,
+                                      "operators": ["dilation", "erosion", "closing", "opening"]}
+    assert aug["remove_component"] == {"p_apply": 0.2, "p_per_label": 0.5,
+                                       "fill_with_other_class_p": 0.0, "max_coverage": 0.15}
+    val_aug = translate(val, patch, patch, where="test")
+    assert val_aug["binary_operator"]["p_apply"] == val_aug["remove_component"]["p_apply"] == 0
+
+
+def test_cascade_steps_the_cpp_does_not_run_are_refused():
+    from patchfeed.nnunet.pipeline import translate
+
+    onehot = MoveSegAsOneHotToDataTransform(source_channel_idx=1, all_labels=[1, 2])
+    pipelines = {
+        "source_channel_idx=2": [RemoveLabelTransform(-1, 0), MoveSegAsOneHotToDataTransform(
+            source_channel_idx=2, all_labels=[1, 2])],
+        "any_of_these": [RemoveLabelTransform(-1, 0), onehot, ApplyRandomBinaryOperatorTransform(
+            channel_idx=[-2, -1], any_of_these=(binary_erosion_torch, binary_dilation_torch))],
+        "channel_idx=": [RemoveLabelTransform(-1, 0), onehot,
+                         RemoveRandomConnectedComponentFromOneHotEncodingTransform(channel_idx=[-1])],
+        "without MoveSegAsOneHotToDataTransform": [
+            RemoveLabelTransform(-1, 0),
+            ApplyRandomBinaryOperatorTransform(channel_idx=[-2, -1])],
+    }
+    for problem, transforms in pipelines.items():
+        with pytest.raises(UnsupportedAugmentation, match=problem):
+            translate(ComposeTransforms(transforms), [8, 8, 8], [8, 8, 8], where="test")
 
 
 @pytest.mark.parametrize("variant", sorted(REFUSED, key=lambda c: c.__name__),

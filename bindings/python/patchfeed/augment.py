@@ -33,8 +33,9 @@ from typing import TypedDict
 from patchfeed._core.augment import NnUNetAugmenter
 from patchfeed._core.augment import crop_for as _crop_for
 
-__all__ = ["AugmentationOptions", "IntensitySettings", "NnUNetAugmenter", "SpatialSettings",
-           "crop_for", "sampler_crop"]
+__all__ = ["AugmentationOptions", "BinaryOperatorSettings", "IntensitySettings",
+           "NnUNetAugmenter", "RemoveComponentSettings", "SpatialSettings", "crop_for",
+           "sampler_crop"]
 
 
 class SpatialSettings(TypedDict, total=False):
@@ -75,6 +76,27 @@ class IntensitySettings(TypedDict, total=False):
     p_retain_stats: float  #: gamma
 
 
+class BinaryOperatorSettings(TypedDict, total=False):
+    """"binary_operator": the cascade's ApplyRandomBinaryOperatorTransform on the one-hot
+    channels (nnU-Net: p_apply 0.4, strel_size [1, 8], p_per_label 0.5, all four operators)."""
+
+    p_apply: float
+    strel_size: Sequence[float] | float  #: ball (3-D) or disk (2-D) radius, drawn per label
+    p_per_label: float
+    operators: Sequence[str]  #: of "dilation", "erosion", "closing", "opening"
+
+
+class RemoveComponentSettings(TypedDict, total=False):
+    """"remove_component": the cascade's RemoveRandomConnectedComponentFromOneHotEncoding
+    Transform (nnU-Net: p_apply 0.2, p_per_label 0.5, fill_with_other_class_p 0,
+    max_coverage 0.15, bgv2's dont_do_if_covers_more_than_x_percent, a fraction)."""
+
+    p_apply: float
+    p_per_label: float
+    fill_with_other_class_p: float
+    max_coverage: float
+
+
 class AugmentationOptions(TypedDict, total=False):
     """The `augmentation` argument of `patchfeed.Loader` and `NnUNetAugmenter`. Every key is
     optional; an absent one is nnU-Net's default (nnUNetTrainer.get_training_transforms)."""
@@ -98,6 +120,14 @@ class AugmentationOptions(TypedDict, total=False):
     remove_label: bool  #: segmentation -1 -> 0 at the end (nnU-Net: always)
     regions: Sequence[Sequence[int]]  #: one bool target channel per region of labels
     deep_supervision_scales: Sequence[Sequence[float]]  #: targets at these scales
+    #: nnU-Net's cascade (3d_cascade_fullres): the previous stage's segmentation becomes one
+    #: image channel per label given here (label_manager.foreground_labels), after the image's
+    #: own; the Loader reads it from the dataset array named by previous_seg_array (a label
+    #: map without a channel axis, uint8/uint16/int8/int16, -1 outside the case).
+    cascade_foreground_labels: Sequence[int]
+    previous_seg_array: str
+    binary_operator: BinaryOperatorSettings  #: cascade only
+    remove_component: RemoveComponentSettings  #: cascade only
     #: Every setting of one transform (the flat p_* keys are shorthands; give one or the
     #: other). patchfeed.nnunet fills these from a trainer's own pipeline.
     spatial: SpatialSettings

@@ -53,6 +53,18 @@ class IntensitySettings(TypedDict, total=False):
     p_invert: float
     p_retain_stats: float
 
+class BinaryOperatorSettings(TypedDict, total=False):
+    p_apply: float
+    strel_size: Sequence[float] | float
+    p_per_label: float
+    operators: Sequence[str]
+
+class RemoveComponentSettings(TypedDict, total=False):
+    p_apply: float
+    p_per_label: float
+    fill_with_other_class_p: float
+    max_coverage: float
+
 class AugmentationOptions(TypedDict, total=False):
     patch_size: Sequence[int]
     max_angle: float
@@ -73,6 +85,10 @@ class AugmentationOptions(TypedDict, total=False):
     remove_label: bool
     regions: Sequence[Sequence[int]]
     deep_supervision_scales: Sequence[Sequence[float]]
+    cascade_foreground_labels: Sequence[int]
+    previous_seg_array: str
+    binary_operator: BinaryOperatorSettings
+    remove_component: RemoveComponentSettings
     spatial: SpatialSettings
     noise: IntensitySettings
     blur: IntensitySettings

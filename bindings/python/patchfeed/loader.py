@@ -366,7 +366,10 @@ class Loader:
         "mask_channels", "remove_label". Unnamed settings are nnU-Net's defaults. nnU-Net's
         targets: "regions" (lists of labels; the segmentation becomes one bool channel per
         region) and "deep_supervision_scales" (one factor per axis per scale; the batch's
-        segmentation is then the list of targets, full resolution first). With a 2-D
+        segmentation is then the list of targets, full resolution first). nnU-Net's cascade
+        (3d_cascade_fullres): "cascade_foreground_labels" and "previous_seg_array" (the dataset
+        array holding the previous stage's label maps, without a channel axis) add one image
+        channel per label, perturbed per "binary_operator" and "remove_component". With a 2-D
         "patch_size" and a (1, Y, X) `patch_size`, 2-D patches are drawn from 3-D cases
         (nnU-Net's 2d configuration).
       consumer_produces: whether a waiting `next` reads the batch itself when no worker has

@@ -25,8 +25,11 @@ from typing import Any
 # default trainer uses every slot but the last of the two gammas' names says nothing: a
 # pipeline's first GammaTransform fills "gamma_inverted", its second "gamma".
 ORDER = ("spatial", "noise", "blur", "brightness", "contrast", "low_resolution",
-         "gamma_inverted", "gamma", "mirror", "mask", "remove_label", "regions",
-         "deep_supervision")
+         "gamma_inverted", "gamma", "mirror", "mask", "remove_label", "onehot",
+         "binary_operator", "remove_component", "regions", "deep_supervision")
+# bgv2's binary operators by function name, in the order of the C++ BinaryOperator enum.
+_BINARY_OPERATORS = {"binary_dilation_torch": "dilation", "binary_erosion_torch": "erosion",
+                     "binary_closing_torch": "closing", "binary_opening_torch": "opening"}
 _INTENSITY = ("noise", "blur", "brightness", "contrast", "low_resolution", "gamma_inverted",
               "gamma")
 # Instance attributes that change how bgv2 computes, never what: benchmarks and caches.
@@ -182,6 +185,16 @@ class _Walk:
         out["mirror_axes"] = s.get("mirror", [])
         out["mask_channels"] = s.get("mask", [])
         out["remove_label"] = "remove_label" in s
+        if "onehot" in s:
+            out["cascade_foreground_labels"] = s["onehot"]
+            # Absent random steps are off (validation), not the C++ defaults (nnU-Net's training).
+            for slot in ("binary_operator", "remove_component"):
+                out[slot] = s.get(slot, {"p_apply": 0.0})
+        elif "binary_operator" in s or "remove_component" in s:
+            self.problems.append("ApplyRandomBinaryOperatorTransform or RemoveRandomConnected"
+                                 "ComponentFromOneHotEncodingTransform without MoveSegAsOneHot"
+                                 "ToDataTransform: patchfeed runs them on the cascade's one-hot "
+                                 "channels only")
         if "regions" in s:
             out["regions"] = s["regions"]
         if "deep_supervision" in s:
@@ -352,6 +365,49 @@ def _remove_label(walk: _Walk, t: Any, p_apply: float):
     return "remove_label", ("label_value", "set_to", "segmentation_channels")
 
 
+def _onehot(walk: _Walk, t: Any, p_apply: float):
+    walk.whole(t, p_apply)
+    walk.require(t, "source_channel_idx", lambda v: v == 1,
+                 "1 (the previous stage's segmentation, the cascade's second channel)")
+    walk.require(t, "remove_channel_from_source", lambda v: v is True, "True")
+    walk.settings["onehot"] = [int(x) for x in np_list(t.all_labels)]
+    return "onehot", ("source_channel_idx", "all_labels", "remove_channel_from_source")
+
+
+def _require_onehot_channels(walk: _Walk, t: Any) -> None:
+    labels = len(walk.settings.get("onehot", []))
+    # bgv2 shuffles channel_idx in place on every call: its order means nothing.
+    walk.require(t, "channel_idx", lambda v: sorted(int(c) for c in np_list(v)) ==
+                 list(range(-labels, 0)) and labels > 0,
+                 "the one-hot channels MoveSegAsOneHotToDataTransform appended, each once")
+
+
+def _binary_operator(walk: _Walk, t: Any, p_apply: float):
+    _require_onehot_channels(walk, t)
+    names = [getattr(f, "__name__", repr(f)) for f in t.any_of_these]
+    known = [n for n in _BINARY_OPERATORS if n in names]
+    if names != known:
+        walk.problems.append(
+            f"ApplyRandomBinaryOperatorTransform.any_of_these={tuple(names)}: patchfeed "
+            f"implements bgv2's {', '.join(_BINARY_OPERATORS)}, each at most once, in that "
+            f"order (a draw picks by position)")
+    strel, _ = walk.scalar(t, "strel_size")
+    walk.settings["binary_operator"] = {
+        "p_apply": p_apply, "strel_size": strel, "p_per_label": float(t.p_per_label),
+        "operators": [_BINARY_OPERATORS[n] for n in known] or ["dilation"]}
+    return "binary_operator", ("channel_idx", "any_of_these", "strel_size", "p_per_label")
+
+
+def _remove_component(walk: _Walk, t: Any, p_apply: float):
+    _require_onehot_channels(walk, t)
+    walk.settings["remove_component"] = {
+        "p_apply": p_apply, "p_per_label": float(t.p_per_label),
+        "fill_with_other_class_p": float(t.fill_with_other_class_p),
+        "max_coverage": float(t.dont_do_if_covers_more_than_x_percent)}
+    return "remove_component", ("channel_idx", "fill_with_other_class_p",
+                                "dont_do_if_covers_more_than_x_percent", "p_per_label")
+
+
 def _regions(walk: _Walk, t: Any, p_apply: float):
     walk.whole(t, p_apply)
     walk.require(t, "channel_in_seg", lambda v: v == 0, "0")
@@ -396,6 +452,9 @@ _HANDLERS: dict[str, Callable[[_Walk, Any, float], tuple[str | None, Sequence[st
     "MirrorTransform": _mirror,
     "MaskImageTransform": _mask,
     "RemoveLabelTransform": _remove_label,
+    "MoveSegAsOneHotToDataTransform": _onehot,
+    "ApplyRandomBinaryOperatorTransform": _binary_operator,
+    "RemoveRandomConnectedComponentFromOneHotEncodingTransform": _remove_component,
     "ConvertSegmentationToRegionsTransform": _regions,
     "DownsampleSegForDSTransform": _deep_supervision,
 }

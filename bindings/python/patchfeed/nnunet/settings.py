@@ -7,6 +7,8 @@ oversampling, the initial (enlarged) patch size and need_to_pad, the foreground 
 augmentation, translated from the trainer's own transforms (pipeline.py).
 nnU-Net's `2d` configuration samples a slice of a 3-D case: the loader draws a (1, Y, X) crop and
 augments and returns it as 2-D (patchfeed.augment.sampler_crop).
+nnU-Net's cascade (3d_cascade_fullres) reads each case's previous-stage segmentation from the
+trainer's folder_with_segs_from_previous_stage, as nnU-Net's own data loader does.
 """
 
 from __future__ import annotations
@@ -23,13 +25,36 @@ from patchfeed.nnunet.pipeline import augmentation_for
 from patchfeed.nnunet.ranks import memory_budget_per_rank, threads_per_rank
 
 
-def case_dataset(folder: str, case_ids: Sequence[str]) -> Dataset:
-    """The cases `case_ids` of an nnU-Net preprocessed configuration folder."""
+#: The dataset array holding the cascade's previous-stage segmentation.
+PREVIOUS_SEG_ARRAY = "seg_prev"
+
+
+def case_dataset(folder: str, case_ids: Sequence[str],
+                 previous_stage_folder: str | None = None) -> Dataset:
+    """The cases `case_ids` of an nnU-Net preprocessed configuration folder; with
+    `previous_stage_folder` (the cascade) each case also has its previous stage's segmentation
+    `<previous_stage_folder>/<case>.b2nd` as the array "seg_prev"."""
     from patchfeed import _core
 
+    names = ["image", "seg"]
     cases = [(cid, [os.path.join(folder, f"{cid}.b2nd"), os.path.join(folder, f"{cid}_seg.b2nd")])
              for cid in case_ids]
-    return Dataset(_core.Dataset.from_list(["image", "seg"], cases), nnunet_folder=folder)
+    if previous_stage_folder is not None:
+        names.append(PREVIOUS_SEG_ARRAY)
+        missing = []
+        for cid, paths in cases:
+            path = os.path.join(previous_stage_folder, f"{cid}.b2nd")
+            paths.append(path)
+            if not os.path.isfile(path):
+                missing.append(path)
+        if missing:
+            raise FileNotFoundError(
+                f"nnU-Net's cascade needs the previous stage's segmentation of every case, and "
+                f"{len(missing)} of {len(cases)} are missing, e.g. {missing[0]}. Train every "
+                f"fold of the previous stage (3d_lowres) first: each fold's final validation "
+                f"predicts its cases into {previous_stage_folder} (nnUNetv2_train ... --val "
+                f"redoes it), as nnU-Net's own training of this configuration needs")
+    return Dataset(_core.Dataset.from_list(names, cases), nnunet_folder=folder)
 
 
 def _foreground_keys(trainer: Any) -> tuple[list[list[int]], int]:
@@ -53,10 +78,13 @@ def loader_options(trainer: Any, case_ids: Sequence[str], train: bool) -> dict[s
     crop, need_to_pad = sampler_crop(final, initial if train else final, case_spatial_dims=3)
     keys, annotated = _foreground_keys(trainer)
     augmentation = augmentation_for(trainer, train)
+    previous = trainer.folder_with_segs_from_previous_stage if trainer.is_cascaded else None
+    if previous is not None:
+        augmentation["previous_seg_array"] = PREVIOUS_SEG_ARRAY
     threads = threads_per_rank()  # nnUNet_n_proc_DA, else this rank's share of the cores
     batch_size = int(trainer.batch_size)
     return dict(
-        dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids),
+        dataset=case_dataset(trainer.preprocessed_dataset_folder, case_ids, previous),
         patch_size=crop,
         batch_size=batch_size,
         need_to_pad=need_to_pad,

@@ -48,11 +48,6 @@ class PatchfeedDataMixin:
                 f"patchfeed reads nnU-Net's Blosc2 (.b2nd) preprocessed data; "
                 f"{self.preprocessed_dataset_folder} holds {self.dataset_class.__name__} data. "
                 f"Preprocess it again with nnU-Net 2.6 or newer.")
-        if self.is_cascaded:
-            raise NotImplementedError(
-                "patchfeed does not yet feed nnU-Net's cascade (3d_cascade_fullres: the previous "
-                "stage's segmentation as one-hot input channels and its random morphology); "
-                "train it with nnUNetTrainer")
         tr_keys, val_keys = self.do_split()
         train = Loader(**loader_options(self, tr_keys, train=True))
         val = Loader(**loader_options(self, val_keys, train=False))
