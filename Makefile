@@ -88,8 +88,10 @@ asan-test: test-deps
 tsan-test: test-deps
 	$(CMAKE) -S . -B build/tsan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
 	  -DPATCHFEED_SANITIZE=thread
-	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_loader_test
+	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_storage_test patchfeed_loader_test
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/codec/patchfeed_codec_test --gtest_filter='*Concurrent*'
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
+	  build/tsan/tests/storage/patchfeed_storage_test
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/loader/patchfeed_loader_test
 

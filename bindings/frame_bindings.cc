@@ -23,7 +23,7 @@ namespace {
 codec::FrameOpenOptions OpenOptions(const std::string& io) {
   codec::FrameOpenOptions o;
   if (io == "pread") {
-    o.io_mode = codec::IoMode::kPread;
+    o.io_mode = storage::IoMode::kPread;
   } else if (io != "mmap") {
     throw py::value_error("io must be 'mmap' or 'pread', not '" + io + "'");
   }

@@ -98,18 +98,18 @@ struct EnumNames<loader::ForegroundOptions::Mode> {
   };
 };
 template <>
-struct EnumNames<codec::IoMode> {
-  static constexpr std::pair<codec::IoMode, std::string_view> kNames[] = {
-      {codec::IoMode::kMmap, "mmap"},
-      {codec::IoMode::kPread, "pread"},
+struct EnumNames<storage::IoMode> {
+  static constexpr std::pair<storage::IoMode, std::string_view> kNames[] = {
+      {storage::IoMode::kMmap, "mmap"},
+      {storage::IoMode::kPread, "pread"},
   };
 };
 template <>
-struct EnumNames<loader::IoBackend> {
-  static constexpr std::pair<loader::IoBackend, std::string_view> kNames[] = {
-      {loader::IoBackend::kAuto, "auto"},
-      {loader::IoBackend::kIoUring, "io_uring"},
-      {loader::IoBackend::kPreadPool, "pread"},
+struct EnumNames<storage::IoBackend> {
+  static constexpr std::pair<storage::IoBackend, std::string_view> kNames[] = {
+      {storage::IoBackend::kAuto, "auto"},
+      {storage::IoBackend::kIoUring, "io_uring"},
+      {storage::IoBackend::kPreadPool, "pread"},
   };
 };
 template <>

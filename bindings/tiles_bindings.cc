@@ -81,12 +81,12 @@ class PyTile {
   std::shared_ptr<Tile> tile_;
 };
 
-codec::IoMode ParseIoMode(const std::string& io) {
+storage::IoMode ParseIoMode(const std::string& io) {
   if (io == "mmap") {
-    return codec::IoMode::kMmap;
+    return storage::IoMode::kMmap;
   }
   if (io == "pread") {
-    return codec::IoMode::kPread;
+    return storage::IoMode::kPread;
   }
   throw py::value_error("io_mode must be 'mmap' or 'pread', not '" + io + "'");
 }

@@ -246,7 +246,7 @@ Status RunLoaderDemo(const ParsedArgs& args) {
   config.sampler.oversample_foreground = 0.33;
   config.sampler.seed = 2026;
   config.num_threads = static_cast<int>(threads);
-  config.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
+  config.io_mode = io == "pread" ? storage::IoMode::kPread : storage::IoMode::kMmap;
   config.io_depth = static_cast<int>(io_depth);
   const auto t_create = Clock::now();
   PATCHFEED_ASSIGN_OR_RETURN(auto ld, loader::Loader::Create(config));
@@ -263,7 +263,7 @@ Status RunLoaderDemo(const ParsedArgs& args) {
     std::printf("  io: pread, up to %d reads in flight through %s\n", m.io_depth,
                 m.io_backend.c_str());
   } else {
-    std::printf("  io: %s\n", config.io_mode == codec::IoMode::kMmap
+    std::printf("  io: %s\n", config.io_mode == storage::IoMode::kMmap
                                   ? "mmap (chunks decoded from the page cache)"
                                   : "pread, one read at a time inside the decode tasks");
   }

@@ -250,7 +250,7 @@ Status RunRead(const std::vector<std::string>& argv) {
   if (io != "mmap" && io != "pread")
     return InvalidArgumentError("--io must be mmap or pread");
   codec::FrameOpenOptions options;
-  options.io_mode = io == "pread" ? codec::IoMode::kPread : codec::IoMode::kMmap;
+  options.io_mode = io == "pread" ? storage::IoMode::kPread : storage::IoMode::kMmap;
   PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
   PATCHFEED_ASSIGN_OR_RETURN(const auto opened,
                              codec::OpenArray(args.positional[0], options, level));

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/nd_reader.h"
 #include "codec/ome_zarr.h"

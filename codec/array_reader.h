@@ -56,7 +56,7 @@ struct BoxReadScratch {
   /// Set by a caller that fetched the bytes ahead (the loader's reads in flight): chunks are
   /// read through it instead of the array's own file(). Not owned; only arrays whose file()
   /// is set honour it.
-  const ByteSource* source = nullptr;
+  const storage::ByteSource* source = nullptr;
 };
 
 /// What an open array costs a reader: the loader sizes its memory budget from it.
@@ -95,7 +95,7 @@ class ArrayReader {
   /// The one file every chunk is read from (a contiguous `.b2nd` frame), for a caller that
   /// fetches bytes ahead (BoxReadScratch::source); nullptr when chunks are files of their own
   /// (zarr stores, sparse frames).
-  virtual const ByteSource* file() const { return nullptr; }
+  virtual const storage::ByteSource* file() const { return nullptr; }
 
   /// Reads `box` into `dst`, whose shape must equal the box's extents. `pad_item` (itemsize
   /// bytes) fills the parts outside the array. Errors name the file, the chunk and the block.

@@ -309,7 +309,7 @@ Status FrameReader::ReadOffsetsAndTrailer() {
   return Status::Ok();
 }
 
-Result<FrameReader> FrameReader::FromSource(std::shared_ptr<ByteSource> source) {
+Result<FrameReader> FrameReader::FromSource(std::shared_ptr<storage::ByteSource> source) {
   FrameReader r;
   r.path_ = source->name();
   r.source_ = std::move(source);
@@ -341,7 +341,7 @@ Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions 
                                 "frame (no .zarray, zarr.json or chunks.b2frame in it)"));
   }
   PATCHFEED_ASSIGN_OR_RETURN(auto source,
-                             OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
+                             storage::OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));
   r.path_ = path;
   if (r.info_.sparse != dir) {
@@ -363,8 +363,8 @@ std::string FrameReader::ChunkContext(int64_t index) const {
 
 Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
                                                          std::vector<std::byte>& scratch,
-                                                         const ByteSource* via) const {
-  const ByteSource& source = via != nullptr ? *via : *source_;
+                                                         const storage::ByteSource* via) const {
+  const storage::ByteSource& source = via != nullptr ? *via : *source_;
   if (index < 0 || index >= info_.nchunks) {
     return InvalidArgumentError(
         StrCat(path_, ": chunk index ", index, " is outside [0, ", info_.nchunks, ")"));
@@ -389,7 +389,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
   if (info_.sparse) {
     char name[32];
     std::snprintf(name, sizeof(name), "/%08llX.chunk", static_cast<unsigned long long>(off));
-    auto file = OpenFile(path_ + name, IoMode::kPread);
+    auto file = storage::OpenFile(path_ + name, storage::IoMode::kPread);
     if (!file.ok())
       return file.status().WithContext(ChunkContext(index));
     const uint64_t size = (*file)->size();
@@ -422,7 +422,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
 }
 
 Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
-    const ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
+    const storage::ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
     std::vector<int32_t>* blocks, std::vector<std::byte>& scratch, ChunkHeader* header) {
   using Whole = std::optional<std::span<const std::byte>>;
   if (avail < kBlosc2HeaderSize || source.Data(pos, kBlosc2HeaderSize) != nullptr)
@@ -436,12 +436,12 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
   }
   const ChunkHeader& h = *header;
   const auto in_file = [&](int64_t from, int64_t to) {
-    return FileRange{pos + static_cast<uint64_t>(from), static_cast<uint64_t>(to - from)};
+    return storage::FileRange{pos + static_cast<uint64_t>(from), static_cast<uint64_t>(to - from)};
   };
   const uint64_t cbytes = static_cast<uint64_t>(h.cbytes);
   // A source that fetched the chunk ahead as an image (the loader's reads in flight) is
   // decoded in place; otherwise the parts needed are read into a scratch image.
-  const FileRange table = in_file(0, h.block_table_end());
+  const storage::FileRange table = in_file(0, h.block_table_end());
   const std::byte* in_place = source.ChunkImage(pos, cbytes, std::span(&table, 1));
   const auto read = [&](int64_t from, int64_t to) -> Status {
     if (from >= to)
@@ -478,7 +478,7 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
       parts.push_back(range);
     }
   }
-  std::vector<FileRange> file_parts(parts.size());
+  std::vector<storage::FileRange> file_parts(parts.size());
   for (size_t i = 0; i < parts.size(); ++i)
     file_parts[i] = in_file(parts[i].begin, parts[i].end);
   if (in_place != nullptr) {
@@ -497,7 +497,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
                                                                std::span<const int32_t> blocks,
                                                                std::vector<std::byte>& scratch,
                                                                ChunkHeader* header,
-                                                               const ByteSource* via) const {
+                                                               const storage::ByteSource* via) const {
   // The whole chunk, parsed: mapped frames (nothing to save), special and small or odd chunks,
   // and any whose header fails, so that the error is the one a mapped file gives.
   const auto whole = [&]() -> Result<std::span<const std::byte>> {

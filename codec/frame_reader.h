@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "codec/chunk_format.h"
 #include "common/result.h"
 
@@ -57,7 +57,7 @@ struct FrameInfo {
 };
 
 struct FrameOpenOptions {
-  IoMode io_mode = IoMode::kMmap;
+  storage::IoMode io_mode = storage::IoMode::kMmap;
 };
 
 class FrameReader {
@@ -68,12 +68,12 @@ class FrameReader {
   static Result<FrameReader> Open(const std::string& path, FrameOpenOptions options = {});
 
   /// Reads a contiguous frame from an already opened source.
-  static Result<FrameReader> FromSource(std::shared_ptr<ByteSource> source);
+  static Result<FrameReader> FromSource(std::shared_ptr<storage::ByteSource> source);
 
   const FrameInfo& info() const { return info_; }
   const std::string& path() const { return path_; }
   /// The frame file (chunks.b2frame of a sparse frame, whose chunks are files of their own).
-  const ByteSource& source() const { return *source_; }
+  const storage::ByteSource& source() const { return *source_; }
   int64_t nchunks() const { return info_.nchunks; }
 
   /// Uncompressed size of chunk `index`.
@@ -86,7 +86,7 @@ class FrameReader {
   /// frame's own source: another view of the same file (the loader's prefetched bytes).
   /// Thread-safe.
   Result<std::span<const std::byte>> GetChunk(int64_t index, std::vector<std::byte>& scratch,
-                                              const ByteSource* via = nullptr) const;
+                                              const storage::ByteSource* via = nullptr) const;
 
   /// GetChunk for a reader that decodes only `blocks` (ascending block indices) of the chunk,
   /// with the chunk's header parsed (ParseChunkHeader) into `header`, whose storage is reused.
@@ -99,7 +99,7 @@ class FrameReader {
   Result<std::span<const std::byte>> GetChunkBlocks(int64_t index, std::span<const int32_t> blocks,
                                                     std::vector<std::byte>& scratch,
                                                     ChunkHeader* header,
-                                                    const ByteSource* via = nullptr) const;
+                                                    const storage::ByteSource* via = nullptr) const;
 
   /// kDataLoss naming the file once it shrank under its mapping: the bytes GetChunk returned
   /// since may be zeros. Readers call it after decoding (ByteSource::CheckMapping).
@@ -113,7 +113,7 @@ class FrameReader {
   Status ReadOffsetsAndTrailer();
 
   std::string path_;
-  std::shared_ptr<ByteSource> source_;  // the frame file (chunks.b2frame when sparse)
+  std::shared_ptr<storage::ByteSource> source_;  // the frame file (chunks.b2frame when sparse)
   FrameInfo info_;
   std::vector<int64_t> offsets_;
 };
@@ -133,7 +133,7 @@ using BlockPicker = std::function<void(const ChunkHeader& header, std::vector<in
 /// block offsets fail ParseChunkHeader (so the caller reports what a whole read reports).
 /// `*blocks` holds the blocks read. I/O errors are returned as they are (callers add context).
 Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
-    const ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
+    const storage::ByteSource& source, uint64_t pos, int64_t avail, const BlockPicker& pick,
     std::vector<int32_t>* blocks, std::vector<std::byte>& scratch, ChunkHeader* header);
 
 /// Special offset markers in the index (section 4.5): 0x80 | special type in the top byte.

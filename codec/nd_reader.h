@@ -37,7 +37,7 @@ class NdArrayReader final : public ArrayReader {
   const char* format() const override { return "b2nd"; }
   ArrayFootprint Footprint() const override;
   Status CheckMapping() const override { return frame_.CheckMapping(); }
-  const ByteSource* file() const override {
+  const storage::ByteSource* file() const override {
     return frame_.info().sparse ? nullptr : &frame_.source();
   }
 

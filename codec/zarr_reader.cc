@@ -6,7 +6,7 @@
 #include <optional>
 #include <utility>
 
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/zarr_meta.h"
 #include "codec/zarr_v3_meta.h"
@@ -139,7 +139,7 @@ Result<std::vector<Step>> StepsOfV3(const ZarrV3Codecs& codecs) {
 }  // namespace
 
 Result<std::string> ReadZarrMetadataFile(const std::string& path) {
-  PATCHFEED_ASSIGN_OR_RETURN(auto source, OpenFile(path, IoMode::kPread));
+  PATCHFEED_ASSIGN_OR_RETURN(auto source, storage::OpenFile(path, storage::IoMode::kPread));
   if (source->size() > static_cast<uint64_t>(kMaxMetadataBytes))
     return DataLossError(StrCat(path, ": ", source->size(), " bytes, too large for metadata"));
   std::string text(static_cast<size_t>(source->size()), '\0');
@@ -290,7 +290,7 @@ void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin
     blocks->push_back(static_cast<int32_t>(b));
 }
 
-Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const ByteSource& file, uint64_t pos,
+Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const storage::ByteSource& file, uint64_t pos,
                                                                uint64_t nbytes,
                                                                const int64_t* origin,
                                                                const int64_t* lo, const int64_t* hi,
@@ -456,7 +456,7 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
     return Status::Ok();
   }
   const std::string path = ChunkPath(piece.chunk);
-  auto source = OpenFile(path, IoMode::kPread);
+  auto source = storage::OpenFile(path, storage::IoMode::kPread);
   if (!source.ok()) {
     if (source.status().code() != StatusCode::kNotFound)
       return source.status();
@@ -480,7 +480,7 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
 }
 
 Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece,
-                                       const ByteSource& file, const std::string& path,
+                                       const storage::ByteSource& file, const std::string& path,
                                        const NdView& dst, std::span<const std::byte> pad_item,
                                        BoxReadScratch& scratch) const {
   const NdGeometry& g = geom_;

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "codec/array_reader.h"
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "common/result.h"
 
 namespace patchfeed::codec {
@@ -68,7 +68,7 @@ class ZarrArrayReader final : public ArrayReader {
                         std::span<const std::byte> pad_item,
                         BoxReadScratch& scratch) const override;
   // A chunk piece of a sharded array from its shard `file` (at `path`, for messages).
-  Status ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece, const ByteSource& file,
+  Status ReadShardPiece(const BoxPlan& plan, const BoxPiece& piece, const storage::ByteSource& file,
                         const std::string& path, const NdView& dst,
                         std::span<const std::byte> pad_item, BoxReadScratch& scratch) const;
   // Decodes the stored bytes of one (inner) chunk whose first item is `origin` and copies its
@@ -78,7 +78,7 @@ class ZarrArrayReader final : public ArrayReader {
                        BoxReadScratch& scratch, const std::string& context) const;
   // The stored bytes of an (inner) chunk at [pos, pos + nbytes) of `file`: for a Blosc chunk
   // with nothing around it, only the header and the blocks holding [lo, hi).
-  Result<std::span<const std::byte>> ReadStored(const ByteSource& file, uint64_t pos,
+  Result<std::span<const std::byte>> ReadStored(const storage::ByteSource& file, uint64_t pos,
                                                 uint64_t nbytes, const int64_t* origin,
                                                 const int64_t* lo, const int64_t* hi,
                                                 BoxReadScratch& scratch) const;

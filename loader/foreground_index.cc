@@ -287,7 +287,7 @@ std::string ForegroundIndex::CachePath(const std::string& cache_dir, const std::
 
 Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
                                                std::vector<LabelSet> keys, uint64_t seed,
-                                               int spatial_dims, codec::IoMode io_mode) {
+                                               int spatial_dims, storage::IoMode io_mode) {
   // An index of a huge label map can need more memory than there is (1 % of its voxels);
   // the failed allocation becomes an error naming the file, not a terminated process.
   int64_t needed = 0;
@@ -302,7 +302,7 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
 
 Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
                                                     std::vector<LabelSet> keys, uint64_t seed,
-                                                    int spatial_dims, codec::IoMode io_mode,
+                                                    int spatial_dims, storage::IoMode io_mode,
                                                     int64_t* needed_bytes) {
   if (spatial_dims < 1 || spatial_dims > codec::kMaxDims) {
     return InvalidArgumentError(StrCat(seg_path, ": a foreground index has 1 to ", codec::kMaxDims,
@@ -446,7 +446,7 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
 Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
                                                      std::vector<LabelSet> keys, uint64_t seed,
                                                      int spatial_dims, const std::string& cache_dir,
-                                                     codec::IoMode io_mode) {
+                                                     storage::IoMode io_mode) {
   if (cache_dir.empty()) {
     return Build(seg_path, std::move(keys), seed, spatial_dims, io_mode);
   }

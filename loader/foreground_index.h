@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "common/result.h"
 
 namespace patchfeed::loader {
@@ -65,7 +65,7 @@ class ForegroundIndex {
   /// positional reads on file systems where mappings are slow or refused).
   static Result<ForegroundIndex> Build(const std::string& seg_path, std::vector<LabelSet> keys,
                                        uint64_t seed, int spatial_dims,
-                                       codec::IoMode io_mode = codec::IoMode::kMmap);
+                                       storage::IoMode io_mode = storage::IoMode::kMmap);
 
   /// Loads the index of `seg_path` from `cache_dir` (CachePath) when it was built from this
   /// file as it is now (same size and modification time) with these keys, seed and spatial axes;
@@ -75,7 +75,7 @@ class ForegroundIndex {
   static Result<ForegroundIndex> BuildOrLoad(const std::string& seg_path,
                                              std::vector<LabelSet> keys, uint64_t seed,
                                              int spatial_dims, const std::string& cache_dir,
-                                             codec::IoMode io_mode = codec::IoMode::kMmap);
+                                             storage::IoMode io_mode = storage::IoMode::kMmap);
 
   /// Reads an index file, validating every field, the coordinates against the shape and a
   /// checksum. kNotFound if missing; kDataLoss naming the file and the fault otherwise.
@@ -111,7 +111,7 @@ class ForegroundIndex {
 
  private:
   static Result<ForegroundIndex> BuildIndex(const std::string& seg_path, std::vector<LabelSet> keys,
-                                            uint64_t seed, int spatial_dims, codec::IoMode io_mode,
+                                            uint64_t seed, int spatial_dims, storage::IoMode io_mode,
                                             int64_t* needed_bytes);
   static Result<ForegroundIndex> Parse(const std::string& path, const std::vector<char>& bytes);
 

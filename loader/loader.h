@@ -50,12 +50,12 @@
 #include <vector>
 
 #include "augment/augment_config.h"
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "common/result.h"
 #include "loader/batch_view.h"
 #include "loader/dataset.h"
 #include "loader/foreground_index.h"
-#include "loader/io_backend.h"
+#include "storage/io_backend.h"
 #include "loader/metrics.h"
 #include "loader/sampler.h"
 
@@ -165,12 +165,12 @@ struct LoaderConfig {
   int num_threads = 0;            ///< arena size; 0: every core (tbb::info::default_concurrency())
   int ring_size = 3;              ///< K slots: the batches in flight plus those the consumer holds
   int64_t max_open_files = 1024;  ///< frames kept open (least recently used closed first)
-  codec::IoMode io_mode = codec::IoMode::kMmap;  ///< kPread for network file systems
+  storage::IoMode io_mode = storage::IoMode::kMmap;  ///< kPread for network file systems
   /// kPread: the most reads kept at the file system at once, fetched for a whole batch ahead
   /// of its decode tasks (read_prefetch.h); 0 reads synchronously inside the decode tasks.
   /// Ignored with kMmap.
   int io_depth = 64;
-  IoBackend io_backend = IoBackend::kAuto;  ///< how those reads are kept in flight
+  storage::IoBackend io_backend = storage::IoBackend::kAuto;  ///< how those reads are kept in flight
   PinMode pin_memory = PinMode::kAuto;
   /// Bytes the ring, per-worker scratch and open-file state may take; Create refuses more.
   int64_t memory_budget = int64_t{4} << 30;

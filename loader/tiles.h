@@ -69,7 +69,7 @@ struct TileConfig {
   /// the next); the ring has read_ahead + 1 tile buffers.
   int read_ahead = 2;
   int num_threads = 0;  ///< arena size; 0: every core
-  codec::IoMode io_mode = codec::IoMode::kMmap;
+  storage::IoMode io_mode = storage::IoMode::kMmap;
   PinMode pin_memory = PinMode::kAuto;
   /// A tile's array of fewer bytes is read by one task; a larger one is split into tasks of
   /// at least this many bytes (LoaderConfig::min_task_bytes).

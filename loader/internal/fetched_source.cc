@@ -56,7 +56,7 @@ const FetchedSource::Buffer* FetchedSource::FurthestBuffer(uint64_t offset) cons
 }
 
 bool FetchedSource::Holds(const Image& image, uint64_t offset, uint64_t length) {
-  for (const codec::FileRange& v : image.valid) {
+  for (const storage::FileRange& v : image.valid) {
     if (Inside(offset, length, v.offset, v.length))
       return true;
   }
@@ -97,8 +97,8 @@ Status FetchedSource::ReadAt(uint64_t offset, std::span<std::byte> out) const {
   return file_.ReadAt(offset, out);
 }
 
-void FetchedSource::WillRead(codec::FileRange chunk,
-                             std::span<const codec::FileRange> ranges) const {
+void FetchedSource::WillRead(storage::FileRange chunk,
+                             std::span<const storage::FileRange> ranges) const {
   if (!discovering_)
     return;
   // The piece's reads are known: stop it before it decodes anything.
@@ -125,14 +125,14 @@ void FetchedSource::WillRead(codec::FileRange chunk,
                                [](uint64_t o, const Image& im) { return o < im.pos; });
     images_.insert(at, std::move(image));
   }
-  for (const codec::FileRange& r : ranges) {
+  for (const storage::FileRange& r : ranges) {
     if (Find(r.offset, r.length) == nullptr)
       missing_.push_back(r);
   }
 }
 
 const std::byte* FetchedSource::ChunkImage(uint64_t pos, uint64_t length,
-                                           std::span<const codec::FileRange> needed) const {
+                                           std::span<const storage::FileRange> needed) const {
   if (discovering_)
     return nullptr;  // discovery goes through ReadAt and WillRead, which record
   const int64_t i = ImageAt(pos);
@@ -141,7 +141,7 @@ const std::byte* FetchedSource::ChunkImage(uint64_t pos, uint64_t length,
   const Image& image = images_[static_cast<size_t>(i)];
   if (image.pos != pos || image.size != length)
     return nullptr;
-  for (const codec::FileRange& r : needed) {
+  for (const storage::FileRange& r : needed) {
     if (!Holds(image, r.offset, r.length))
       return nullptr;
   }
@@ -154,9 +154,9 @@ void FetchedSource::BeginDiscovery() {
   stopped_ = false;
 }
 
-std::vector<codec::FileRange> FetchedSource::TakeMissing() { return std::exchange(missing_, {}); }
+std::vector<storage::FileRange> FetchedSource::TakeMissing() { return std::exchange(missing_, {}); }
 
-std::span<std::byte> FetchedSource::AddFetch(codec::FileRange range) {
+std::span<std::byte> FetchedSource::AddFetch(storage::FileRange range) {
   fetched_bytes_ += static_cast<int64_t>(range.length);
   if (const int64_t i = ImageAt(range.offset); i >= 0) {
     Image& image = images_[static_cast<size_t>(i)];

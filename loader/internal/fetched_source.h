@@ -38,12 +38,12 @@
 #include <vector>
 
 #include "codec/array_reader.h"
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "loader/internal/byte_arena.h"
 
 namespace patchfeed::loader::internal_loader {
 
-class FetchedSource final : public codec::ByteSource {
+class FetchedSource final : public storage::ByteSource {
  public:
   /// A view of `array`'s file(), which must be set; keeps the array (and its descriptor) open.
   /// Fetched bytes live in `arena`, which must outlive every read through the source. Each
@@ -58,9 +58,9 @@ class FetchedSource final : public codec::ByteSource {
   /// read only the blocks it needs (fetched bytes reach it through ReadAt and ChunkImage).
   const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
   Status ReadAt(uint64_t offset, std::span<std::byte> out) const override;
-  void WillRead(codec::FileRange chunk, std::span<const codec::FileRange> ranges) const override;
+  void WillRead(storage::FileRange chunk, std::span<const storage::FileRange> ranges) const override;
   const std::byte* ChunkImage(uint64_t pos, uint64_t length,
-                              std::span<const codec::FileRange> needed) const override;
+                              std::span<const storage::FileRange> needed) const override;
 
   /// Discovery of one piece's reads: from here on, reads not fetched are recorded, up to the
   /// WillRead hint (see the file comment).
@@ -68,11 +68,11 @@ class FetchedSource final : public codec::ByteSource {
   /// Back to serving.
   void EndDiscovery() { discovering_ = false; }
   /// The ranges recorded since the last call, in the order the codec asked for them.
-  std::vector<codec::FileRange> TakeMissing();
+  std::vector<storage::FileRange> TakeMissing();
 
   /// Where a fetch of `range` goes: into the chunk image that holds it whole, else a buffer of
   /// its own. The caller fills it before serving starts.
-  std::span<std::byte> AddFetch(codec::FileRange range);
+  std::span<std::byte> AddFetch(storage::FileRange range);
   /// The chunk image holding `offset` (an index), or -1: ranges of different images (or one in
   /// an image and one not) must not be fetched as one read.
   int64_t ImageAt(uint64_t offset) const;
@@ -90,7 +90,7 @@ class FetchedSource final : public codec::ByteSource {
     uint64_t pos = 0;
     uint64_t size = 0;
     std::byte* bytes = nullptr;
-    std::vector<codec::FileRange> valid;
+    std::vector<storage::FileRange> valid;
   };
   // Calls fn(buffer) on each buffer that starts at or before `offset` and may reach it,
   // nearest first, until it returns true.
@@ -104,7 +104,7 @@ class FetchedSource final : public codec::ByteSource {
   static bool Holds(const Image& image, uint64_t offset, uint64_t length);
 
   std::shared_ptr<const codec::ArrayReader> array_;
-  const codec::ByteSource& file_;
+  const storage::ByteSource& file_;
   ByteArena* const arena_;
   std::vector<Buffer> buffers_;  // sorted by offset; may overlap
   uint64_t longest_ = 0;         // the longest buffer: how far back FindInBuffers must look
@@ -114,7 +114,7 @@ class FetchedSource final : public codec::ByteSource {
   int64_t fetched_bytes_ = 0;
   mutable bool discovering_ = false;
   mutable bool stopped_ = false;  // discovery: WillRead was called, the piece is known
-  mutable std::vector<codec::FileRange> missing_;
+  mutable std::vector<storage::FileRange> missing_;
   std::atomic<int64_t>* const fallback_reads_;
   mutable std::atomic<int64_t> images_served_{0};
 };

@@ -14,7 +14,7 @@ ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial
                                  std::vector<LabelSet> keys, uint64_t seed, int64_t resident_bytes,
                                  std::string cache_dir,
                                  std::vector<std::shared_ptr<const ForegroundIndex>> given,
-                                 codec::IoMode io_mode)
+                                 storage::IoMode io_mode)
     : seg_paths_(std::move(seg_paths)),
       spatial_dims_(spatial_dims),
       cache_dir_(std::move(cache_dir)),

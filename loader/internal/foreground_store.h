@@ -33,7 +33,7 @@ class ForegroundStore {
   ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims, std::vector<LabelSet> keys,
                   uint64_t seed, int64_t resident_bytes, std::string cache_dir,
                   std::vector<std::shared_ptr<const ForegroundIndex>> given,
-                  codec::IoMode io_mode = codec::IoMode::kMmap);
+                  storage::IoMode io_mode = storage::IoMode::kMmap);
 
   /// Builds or loads case `case_index`'s index and records its counts.
   Status Prepare(int64_t case_index);
@@ -57,7 +57,7 @@ class ForegroundStore {
   std::vector<std::string> seg_paths_;
   int spatial_dims_;
   std::string cache_dir_;
-  codec::IoMode io_mode_;
+  storage::IoMode io_mode_;
   std::vector<LabelSet> keys_;
   uint64_t seed_;
   int64_t resident_cap_;

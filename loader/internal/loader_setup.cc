@@ -57,8 +57,8 @@ Status CheckOptions(const LoaderConfig& c) {
     return InvalidArgumentError(
         StrCat("loader: memory_budget must be at least 0 bytes (got ", c.memory_budget, ")"));
   }
-  if (c.io_depth < 0 || c.io_depth > IoEngine::kMaxUringDepth) {
-    return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ", IoEngine::kMaxUringDepth,
+  if (c.io_depth < 0 || c.io_depth > storage::IoEngine::kMaxUringDepth) {
+    return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ", storage::IoEngine::kMaxUringDepth,
                                        "], not ", c.io_depth));
   }
   if (c.start_epoch < 0 || c.start_batch < 0) {
@@ -347,8 +347,8 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<RingArraySpec> specs, RingSpecs(p));
   PATCHFEED_RETURN_IF_ERROR(CheckMemoryBudget(p, specs));
   PATCHFEED_ASSIGN_OR_RETURN(p.ring, BatchRing::Create(specs, c.ring_size, c.pin_memory));
-  if (c.io_mode == codec::IoMode::kPread && c.io_depth > 0) {
-    PATCHFEED_ASSIGN_OR_RETURN(p.io, IoEngine::Create(c.io_backend, c.io_depth),
+  if (c.io_mode == storage::IoMode::kPread && c.io_depth > 0) {
+    PATCHFEED_ASSIGN_OR_RETURN(p.io, storage::IoEngine::Create(c.io_backend, c.io_depth),
                                "loader: io_backend");
   }
 

@@ -22,7 +22,7 @@
 #include "loader/dataset.h"
 #include "loader/internal/batch_ring.h"
 #include "loader/internal/foreground_store.h"
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 #include "loader/internal/nonfinite_count.h"
 #include "loader/internal/open_file_cache.h"
 #include "loader/loader.h"
@@ -61,7 +61,7 @@ struct LoaderParts {
   std::unique_ptr<ForegroundStore> foreground;
   std::unique_ptr<OpenFileCache> files;
   /// Reads in flight (IoMode::kPread, io_depth > 0); else null.
-  std::unique_ptr<IoEngine> io;
+  std::unique_ptr<storage::IoEngine> io;
   BatchRing ring;
   /// Augmentation: the 2-D pipeline reads (1, Y, X) slabs of 3-D cases (nnU-Net's `2d`).
   bool slab_2d = false;

@@ -31,7 +31,7 @@ Status CheckMemoryBudget(const LoaderParts& p, const std::vector<RingArraySpec>&
   // Per worker: a decoded block, the decoder's two filter buffers, and whole chunks when they
   // are read with pread or decoded whole for DELTA.
   int64_t per_worker =
-      3 * block + (c.io_mode == codec::IoMode::kPread ? chunk : 0) + (whole ? chunk : 0);
+      3 * block + (c.io_mode == storage::IoMode::kPread ? chunk : 0) + (whole ? chunk : 0);
   if (c.augment) {
     // The crop window an augmented sample reads (at most the whole crop), every array.
     int64_t crop = 1;

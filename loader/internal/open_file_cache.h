@@ -12,7 +12,7 @@
 /// open until that task drops it, so at most `capacity` + (reads in flight) frames are open.
 /// Opening happens outside the lock; two threads missing the same frame at once may both open
 /// it (the second copy is used once and closed), which is cheaper than making one wait.
-/// A mapped file that shrank under its mapping (codec/mapping_fault_guard.h) is reopened at
+/// A mapped file that shrank under its mapping (storage/mapping_fault_guard.h) is reopened at
 /// the next Get. Thread-safe.
 
 #include <cstdint>

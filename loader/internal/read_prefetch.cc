@@ -46,26 +46,26 @@ struct Inflight {
 // each other in the same chunk image (or both outside images); those outside images (chunk
 // headers) grown first to at least `min_read` bytes, within the file, so that one read brings a
 // chunk's header and block offsets.
-std::vector<codec::FileRange> Coalesce(std::vector<codec::FileRange> ranges, uint64_t min_read,
+std::vector<storage::FileRange> Coalesce(std::vector<storage::FileRange> ranges, uint64_t min_read,
                                        const FetchedSource& source) {
   const uint64_t file_size = source.size();
-  for (codec::FileRange& r : ranges) {
+  for (storage::FileRange& r : ranges) {
     if (source.ImageAt(r.offset) < 0) {
       r.length = std::min(std::max(r.length, min_read), file_size - std::min(r.offset, file_size));
     }
   }
-  std::sort(ranges.begin(), ranges.end(), [](const codec::FileRange& a, const codec::FileRange& b) {
+  std::sort(ranges.begin(), ranges.end(), [](const storage::FileRange& a, const storage::FileRange& b) {
     return a.offset < b.offset;
   });
-  std::vector<codec::FileRange> merged;
+  std::vector<storage::FileRange> merged;
   int64_t merged_image = -1;
-  for (const codec::FileRange& r : ranges) {
+  for (const storage::FileRange& r : ranges) {
     if (r.length == 0)
       continue;
     const int64_t image = source.ImageAt(r.offset);
     if (!merged.empty() && image == merged_image &&
         r.offset <= merged.back().offset + merged.back().length + kMergeGap) {
-      codec::FileRange& m = merged.back();
+      storage::FileRange& m = merged.back();
       m.length = std::max(m.offset + m.length, r.offset + r.length) - m.offset;
     } else {
       merged.push_back(r);
@@ -114,20 +114,20 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
   codec::BoxReadScratch& scratch = scratch_[static_cast<size_t>(round.slot())];
   for (int r = 0; r < kMaxRounds && !round.cancelled(); ++r) {
     // Replay every piece still asking for bytes; gather what it asked for.
-    std::vector<std::pair<Job*, codec::FileRange>> requests;
+    std::vector<std::pair<Job*, storage::FileRange>> requests;
     for (Job& job : jobs) {
       if (job.failed || job.pending.empty())
         continue;
       const SampleRead& read = *job.read;
       const OutputArray& out = parts_.outputs[read.output];
-      std::vector<codec::FileRange> missing;
+      std::vector<storage::FileRange> missing;
       std::vector<int64_t> still;
       scratch.source = job.source.get();
       for (const int64_t p : job.pending) {
         job.source->BeginDiscovery();
         (void)job.array->ReadPiece(read.plan, read.plan.piece(p), job.sink_view, out.pad_item,
                                    scratch);
-        std::vector<codec::FileRange> m = job.source->TakeMissing();
+        std::vector<storage::FileRange> m = job.source->TakeMissing();
         if (!m.empty()) {
           still.push_back(p);
           missing.insert(missing.end(), m.begin(), m.end());
@@ -136,7 +136,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       scratch.source = nullptr;
       job.source->EndDiscovery();
       job.pending = std::move(still);
-      for (const codec::FileRange& f : Coalesce(std::move(missing), job.min_read, *job.source)) {
+      for (const storage::FileRange& f : Coalesce(std::move(missing), job.min_read, *job.source)) {
         requests.emplace_back(&job, f);
       }
     }

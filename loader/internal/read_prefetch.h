@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "loader/internal/byte_arena.h"
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/metrics_counters.h"
 #include "loader/internal/read_round.h"
@@ -39,7 +39,7 @@ namespace patchfeed::loader::internal_loader {
 class ReadPrefetcher {
  public:
   /// `io` must outlive the prefetcher and every round it fetched for.
-  ReadPrefetcher(const LoaderParts& parts, IoEngine* io, SampleReader* reader,
+  ReadPrefetcher(const LoaderParts& parts, storage::IoEngine* io, SampleReader* reader,
                  MetricsCounters* counters)
       : parts_(parts),
         io_(*io),
@@ -55,7 +55,7 @@ class ReadPrefetcher {
 
  private:
   const LoaderParts& parts_;
-  IoEngine& io_;
+  storage::IoEngine& io_;
   SampleReader& reader_;
   MetricsCounters& counters_;
   std::vector<ByteArena> arenas_;  ///< per slot: its round's fetched bytes, reused

@@ -102,7 +102,7 @@ Result<std::vector<RingArraySpec>> RingSpecs(const TileConfig& c,
     // whole chunks when they are read with pread or decoded whole.
     const codec::ArrayFootprint f = r.Footprint();
     per_worker = std::max(per_worker, 3 * f.block_bytes +
-                                          (c.io_mode == codec::IoMode::kPread ? f.chunk_bytes : 0) +
+                                          (c.io_mode == storage::IoMode::kPread ? f.chunk_bytes : 0) +
                                           (f.whole_chunks ? f.chunk_bytes : 0));
   }
   const int64_t slot = BatchRing::SlotBytes(specs);

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/b2nd_meta.h"
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/nd_reader.h"
 #include "tests/testutil/status_matchers.h"
@@ -53,7 +53,7 @@ std::vector<std::byte> WorkedExample() {
 TEST(FrameGolden, CBlosc2WorkedExample) {
   const auto frame = WorkedExample();
   ASSERT_EQ(frame.size(), 580u);
-  ASSERT_OK_AND_ASSIGN(FrameReader fr, FrameReader::FromSource(MemorySource(frame, "example")));
+  ASSERT_OK_AND_ASSIGN(FrameReader fr, FrameReader::FromSource(storage::MemorySource(frame, "example")));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(fr)));
   const FrameInfo& f = r.frame().info();
   EXPECT_EQ(f.header_len, 165);

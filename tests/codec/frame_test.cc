@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/b2nd_meta.h"
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
@@ -182,7 +182,7 @@ B2ndWriteOptions Options(const Geometry& g, Codec codec, Filter filter, int clev
 
 Result<NdArrayReader> ReaderFromBytes(std::vector<std::byte> frame, std::string name = "mem") {
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader f,
-                             FrameReader::FromSource(MemorySource(std::move(frame), name)));
+                             FrameReader::FromSource(storage::MemorySource(std::move(frame), name)));
   return NdArrayReader::FromFrame(std::move(f));
 }
 
@@ -380,8 +380,8 @@ TEST(FrameFiles, ContiguousAndSparseInBothIoModes) {
       EXPECT_TRUE(fs::is_regular_file(path + "/chunks.b2frame"));
       EXPECT_TRUE(fs::is_regular_file(path + "/00000000.chunk"));
     }
-    for (const IoMode mode : {IoMode::kMmap, IoMode::kPread}) {
-      SCOPED_TRACE(path + (mode == IoMode::kMmap ? " mmap" : " pread"));
+    for (const storage::IoMode mode : {storage::IoMode::kMmap, storage::IoMode::kPread}) {
+      SCOPED_TRACE(path + (mode == storage::IoMode::kMmap ? " mmap" : " pread"));
       ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::Open(path, {mode}));
       EXPECT_EQ(r.frame().info().sparse, sparse);
       EXPECT_EQ(r.frame().path(), path);
@@ -416,7 +416,7 @@ TEST(FrameErrors, EveryTruncationIsDataLoss) {
       EncodeB2ndFrame(a.data, a.shape, a.dtype, Options(g, Codec::kLZ4, Filter::kShuffle)));
   for (size_t n = 0; n < frame.size(); ++n) {
     std::vector<std::byte> prefix(frame.begin(), frame.begin() + static_cast<ptrdiff_t>(n));
-    EXPECT_THAT(FrameReader::FromSource(MemorySource(prefix, "cut.b2nd")),
+    EXPECT_THAT(FrameReader::FromSource(storage::MemorySource(prefix, "cut.b2nd")),
                 StatusIs(StatusCode::kDataLoss, HasSubstr(n < 87 ? "cut.b2nd: too short"
                                                                  : "cut.b2nd: frame is truncated")))
         << n;
@@ -433,23 +433,23 @@ TEST(FrameErrors, WrongMagicAndBadHeader) {
   for (size_t pos = 0; pos < 10; ++pos) {
     auto bad = frame;
     bad[pos] ^= std::byte{0x01};
-    EXPECT_THAT(FrameReader::FromSource(MemorySource(bad, "m.b2nd")),
+    EXPECT_THAT(FrameReader::FromSource(storage::MemorySource(bad, "m.b2nd")),
                 StatusIs(StatusCode::kDataLoss, HasSubstr("m.b2nd: not a Blosc2 frame")))
         << pos;
   }
   auto bad = frame;
   bad[frame.size() - 23] = std::byte{0};
-  EXPECT_THAT(FrameReader::FromSource(MemorySource(bad, "t.b2nd")),
+  EXPECT_THAT(FrameReader::FromSource(storage::MemorySource(bad, "t.b2nd")),
               StatusIs(StatusCode::kDataLoss, HasSubstr("t.b2nd: frame trailer is corrupt")));
   // A b2nd shape with more chunks than the frame holds.
   bad = frame;
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(MemorySource(frame, "s.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "s.b2nd")));
   const auto* content = f.info().metalayer("b2nd");
   ASSERT_NE(content, nullptr);
   const auto it = std::search(bad.begin(), bad.end(), content->begin(), content->end());
   ASSERT_NE(it, bad.end());
   it[11] = std::byte{0x07};  // shape[0] 1000 (0x3E8) -> 2024 (0x7E8): 7 chunks
-  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(MemorySource(bad, "s.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(storage::MemorySource(bad, "s.b2nd")));
   EXPECT_THAT(NdArrayReader::FromFrame(std::move(f2)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("s.b2nd: the frame's 4 chunks")));
 }
@@ -464,14 +464,14 @@ TEST(FrameErrors, ChunkCountOverflowIsDataLoss) {
   const Array a = MakeArray(g.shape, "<i2", 9);
   ASSERT_OK_AND_ASSIGN(auto frame,
                        EncodeB2ndFrame(a.data, a.shape, a.dtype, Options(g, Codec::kLZ4, {})));
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(MemorySource(frame, "big.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
   const auto* content = f.info().metalayer("b2nd");
   ASSERT_NE(content, nullptr);
   const auto it = std::search(frame.begin(), frame.end(), content->begin(), content->end());
   ASSERT_NE(it, frame.end());
   it[5] = std::byte{0x40};   // shape[0] = 2^62 + 37
   it[14] = std::byte{0x40};  // shape[1] = 2^62 + 29
-  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(MemorySource(frame, "big.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
   EXPECT_THAT(NdArrayReader::FromFrame(std::move(f2)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("big.b2nd")));
 }
@@ -509,12 +509,12 @@ TEST(ConcurrentFrameReads, FourThreadsShareOneReader) {
   readers.push_back(std::move(mem));
   auto contiguous = Options(g, Codec::kLZ4, Filter::kBitShuffle);
   ASSERT_OK(WriteB2nd(dir / "c.b2nd", a.data, a.shape, a.dtype, contiguous));
-  ASSERT_OK_AND_ASSIGN(auto mapped, NdArrayReader::Open(dir / "c.b2nd", {IoMode::kMmap}));
+  ASSERT_OK_AND_ASSIGN(auto mapped, NdArrayReader::Open(dir / "c.b2nd", {storage::IoMode::kMmap}));
   readers.push_back(std::move(mapped));
   auto sparse = Options(g, Codec::kBloscLZ, Filter::kShuffle);
   sparse.sparse = true;
   ASSERT_OK(WriteB2nd(dir / "s.b2frame", a.data, a.shape, a.dtype, sparse));
-  ASSERT_OK_AND_ASSIGN(auto pread, NdArrayReader::Open(dir / "s.b2frame", {IoMode::kPread}));
+  ASSERT_OK_AND_ASSIGN(auto pread, NdArrayReader::Open(dir / "s.b2frame", {storage::IoMode::kPread}));
   readers.push_back(std::move(pread));
   for (const NdArrayReader& reader : readers) {
     std::atomic<int> errors{0}, mismatches{0}, reads{0};
@@ -551,7 +551,7 @@ TEST(ConcurrentFrameReads, FourThreadsShareOneReader) {
 }
 
 // A file read with pread (no memory to point into) that counts the bytes asked for.
-class CountingPreadSource : public ByteSource {
+class CountingPreadSource : public storage::ByteSource {
  public:
   explicit CountingPreadSource(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
   const std::string& name() const override { return name_; }
@@ -624,7 +624,7 @@ TEST(BlockFilterReads, DeclinedBlocksArePaddedOthersRead) {
   BlockFilter filter;
   filter.wants = [](const void*, const int64_t* lo, const int64_t*) { return lo[0] / 4 % 2 == 0; };
   for (const bool mapped : {true, false}) {
-    std::shared_ptr<ByteSource> source = MemorySource(frame, "f.b2nd");
+    std::shared_ptr<storage::ByteSource> source = storage::MemorySource(frame, "f.b2nd");
     if (!mapped)
       source = std::make_shared<CountingPreadSource>(frame);
     ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(source));

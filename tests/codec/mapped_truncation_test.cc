@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // A mapped `.b2nd` file truncated by someone else while open: reads return kDataLoss naming
-// the file instead of raising SIGBUS (codec/mapping_fault_guard.h), for good; a file that was
+// the file instead of raising SIGBUS (storage/mapping_fault_guard.h), for good; a file that was
 // never truncated keeps reading; a SIGBUS outside any mapping of ours still kills.
 
 #include <signal.h>
@@ -83,7 +83,7 @@ TEST(MappedTruncationTest, PreadReadsOfATruncatedFileAreDataLoss) {
   std::vector<int32_t> values;
   const std::string path = WriteArray("pread", values);
   ASSERT_OK_AND_ASSIGN(const NdArrayReader array,
-                       NdArrayReader::Open(path, FrameOpenOptions{IoMode::kPread}));
+                       NdArrayReader::Open(path, FrameOpenOptions{storage::IoMode::kPread}));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   EXPECT_THAT(array.ReadBox(Box{{48, 0, 0}, {64, 64, 64}}, std::vector<std::byte>(4)),
               StatusIs(StatusCode::kDataLoss, HasSubstr(path)));

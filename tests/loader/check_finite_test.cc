@@ -185,7 +185,7 @@ TEST_F(CheckFiniteTest, OffDeliversTheValuesAsTheyAre) {
 }
 
 TEST_F(CheckFiniteTest, FailPolicyNamesTheSampleAndTheCount) {
-  for (const codec::IoMode io : {codec::IoMode::kMmap, codec::IoMode::kPread}) {
+  for (const storage::IoMode io : {storage::IoMode::kMmap, storage::IoMode::kPread}) {
     LoaderConfig c = Config();
     c.io_mode = io;
     ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));

@@ -30,7 +30,7 @@ using testing::TinyDatasetOptions;
 TEST(LoaderErrorsTest, CorruptChunkSurfacesAtNextNamingWhereItIs) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
-  for (const codec::IoMode io : {codec::IoMode::kMmap, codec::IoMode::kPread}) {
+  for (const storage::IoMode io : {storage::IoMode::kMmap, storage::IoMode::kPread}) {
     ASSERT_OK_AND_ASSIGN(ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
     LoaderConfig c = TinyConfig(ds);
     c.io_mode = io;
@@ -72,7 +72,7 @@ TEST(LoaderErrorsTest, FileTruncatedUnderTheMappingSurfacesAtNext) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
-  c.io_mode = codec::IoMode::kMmap;
+  c.io_mode = storage::IoMode::kMmap;
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   ASSERT_OK(FirstError(*loader, 3));  // the files are open and mapped
   // Another process rewrites a case in place: the mapped pages past the new end are gone,

@@ -133,7 +133,7 @@ inline void ExpectMatchesNaiveRead(const Lease& lease, const Dataset& dataset,
 /// `path` in place, so reading any of them fails with kDataLoss naming the chunk. In place:
 /// readers that mapped the file see it.
 inline void CorruptEveryChunk(const std::string& path) {
-  auto frame = codec::FrameReader::Open(path, {codec::IoMode::kPread});
+  auto frame = codec::FrameReader::Open(path, {storage::IoMode::kPread});
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   std::ifstream in(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

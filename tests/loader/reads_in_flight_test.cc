@@ -15,7 +15,7 @@
 
 #include "codec/array_reader.h"
 #include "loader/internal/fetched_source.h"
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 #include "loader/loader.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
@@ -24,7 +24,7 @@ namespace patchfeed::loader {
 namespace {
 
 using internal_loader::FetchedSource;
-using internal_loader::IoEngine;
+using storage::IoEngine;
 using ::testing::AllOf;
 using testing::FirstError;
 using ::testing::HasSubstr;
@@ -34,7 +34,7 @@ using testing::TinyConfig;
 using testing::TinyDatasetOptions;
 
 bool UringRefused() {
-  static const bool refused = !IoEngine::Create(IoBackend::kIoUring, 1).ok();
+  static const bool refused = !storage::IoEngine::Create(storage::IoBackend::kIoUring, 1).ok();
   return refused;
 }
 
@@ -51,7 +51,7 @@ struct FetchedFixture {
     auto written = WriteSyntheticDataset(dir.path(), TinyDatasetOptions(1));
     EXPECT_OK(written.status());
     ds = *written;
-    auto opened = codec::OpenArray(ds.path(0, 0), {codec::IoMode::kPread});
+    auto opened = codec::OpenArray(ds.path(0, 0), {storage::IoMode::kPread});
     EXPECT_OK(opened.status());
     array = std::move(*opened);
     source = std::make_unique<FetchedSource>(array, &arena, &fallbacks);
@@ -62,7 +62,7 @@ struct FetchedFixture {
     EXPECT_OK(array->file()->ReadAt(offset, out));
     return out;
   }
-  void Fetch(codec::FileRange range) {
+  void Fetch(storage::FileRange range) {
     const std::vector<std::byte> bytes = FileBytes(range.offset, range.length);
     std::span<std::byte> into = source->AddFetch(range);
     std::memcpy(into.data(), bytes.data(), bytes.size());
@@ -82,7 +82,7 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   EXPECT_THAT(s.ReadAt(100, out), StatusIs(StatusCode::kCancelled, ::testing::_));
   EXPECT_THAT(s.ReadAt(400, std::span(out).first(8)),
               StatusIs(StatusCode::kCancelled, ::testing::_));
-  std::vector<codec::FileRange> missing = s.TakeMissing();
+  std::vector<storage::FileRange> missing = s.TakeMissing();
   ASSERT_EQ(missing.size(), 2u);
   EXPECT_EQ(missing[0].offset, 100u);
   EXPECT_EQ(missing[0].length, 16u);
@@ -103,8 +103,8 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   // WillRead: the chunk gets an image holding the header bytes fetched so far; what is not
   // fetched is recorded, and the piece stops there (no decoding in discovery), even for bytes
   // that are in.
-  const codec::FileRange chunk{90, 2100};
-  const codec::FileRange hint[] = {{130, 10}, {1000, 50}, {2000, 8}};
+  const storage::FileRange chunk{90, 2100};
+  const storage::FileRange hint[] = {{130, 10}, {1000, 50}, {2000, 8}};
   s.WillRead(chunk, hint);
   EXPECT_THAT(s.ReadAt(130, std::span(out).first(10)),
               StatusIs(StatusCode::kCancelled, ::testing::_));
@@ -126,8 +126,8 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   s.EndDiscovery();
   EXPECT_EQ(f.fallbacks.load(), 0);
 
-  const codec::FileRange header[] = {{90, 40}};
-  const codec::FileRange streams[] = {{1000, 50}, {2000, 8}};
+  const storage::FileRange header[] = {{90, 40}};
+  const storage::FileRange streams[] = {{1000, 50}, {2000, 8}};
   const std::byte* image = s.ChunkImage(90, 2100, streams);
   ASSERT_NE(image, nullptr);
   EXPECT_EQ(s.ChunkImage(90, 2100, header), image);  // the header bytes were copied in
@@ -137,7 +137,7 @@ TEST(FetchedSourceTest, DiscoveryRecordsMissesThenServesWhatWasFetched) {
   EXPECT_TRUE(std::equal(image + 1900, image + 1930, file.begin() + 1900));
   // Not fetched, or not this image: no image, so the codec reads (and nothing unfetched is
   // ever decoded).
-  const codec::FileRange gap[] = {{500, 8}};
+  const storage::FileRange gap[] = {{500, 8}};
   EXPECT_EQ(s.ChunkImage(90, 2100, gap), nullptr);
   EXPECT_EQ(s.ChunkImage(90, 2000, streams), nullptr);
   EXPECT_EQ(s.ChunkImage(100, 2090, {}), nullptr);
@@ -172,7 +172,7 @@ TEST(FetchedSourceTest, ReplayingTheCodecsReadFindsEveryByteItNeeds) {
   int rounds = 0;
   for (;; ++rounds) {
     ASSERT_LT(rounds, 5);
-    std::vector<codec::FileRange> missing;
+    std::vector<storage::FileRange> missing;
     for (int64_t p = 0; p < plan.num_pieces(); ++p) {
       f.source->BeginDiscovery();
       (void)f.array->ReadPiece(plan, plan.piece(p), dst, pad, scratch);
@@ -182,7 +182,7 @@ TEST(FetchedSourceTest, ReplayingTheCodecsReadFindsEveryByteItNeeds) {
     f.source->EndDiscovery();
     if (missing.empty())
       break;
-    for (const codec::FileRange& r : missing)
+    for (const storage::FileRange& r : missing)
       f.Fetch(r);
   }
   // Headers first (32 bytes each, as asked), then the block offsets and streams, then done.
@@ -202,14 +202,14 @@ TEST(FetchedSourceTest, ReplayingTheCodecsReadFindsEveryByteItNeeds) {
 }
 
 struct Depth {
-  IoBackend backend;
+  storage::IoBackend backend;
   int depth;
 };
 
 class ReadsInFlightTest : public ::testing::TestWithParam<Depth> {
  protected:
   void SetUp() override {
-    if (GetParam().backend == IoBackend::kIoUring && UringRefused())
+    if (GetParam().backend == storage::IoBackend::kIoUring && UringRefused())
       GTEST_SKIP() << "io_uring is refused on this machine";
   }
 };
@@ -236,9 +236,9 @@ TEST_P(ReadsInFlightTest, BatchesEqualSynchronousAndMappedReads) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(4)));
   LoaderConfig c = TinyConfig(ds);
-  c.io_mode = codec::IoMode::kMmap;
+  c.io_mode = storage::IoMode::kMmap;
   const auto mapped = Batches(c, 12, nullptr);
-  c.io_mode = codec::IoMode::kPread;
+  c.io_mode = storage::IoMode::kPread;
   c.io_depth = 0;
   LoaderMetrics sync_metrics;
   const auto synchronous = Batches(c, 12, &sync_metrics);
@@ -251,7 +251,7 @@ TEST_P(ReadsInFlightTest, BatchesEqualSynchronousAndMappedReads) {
   ASSERT_EQ(ahead.size(), 12u);
   EXPECT_TRUE(ahead == mapped);
   EXPECT_TRUE(ahead == synchronous);
-  EXPECT_EQ(m.io_backend, GetParam().backend == IoBackend::kIoUring ? "io_uring" : "pread pool");
+  EXPECT_EQ(m.io_backend, GetParam().backend == storage::IoBackend::kIoUring ? "io_uring" : "pread pool");
   EXPECT_EQ(m.io_depth, GetParam().depth);
   EXPECT_GT(m.io_requests, 0);
   EXPECT_GT(m.io_bytes, 0);
@@ -274,7 +274,7 @@ TEST_P(ReadsInFlightTest, AugmentedBatchesEqualSynchronousReads) {
   aug.pipeline.spatial.p_rotation = 0.7;  // windows read through the footprint filter
   aug.pipeline.spatial.p_scaling = 0.5;
   c.augment = aug;
-  c.io_mode = codec::IoMode::kPread;
+  c.io_mode = storage::IoMode::kPread;
   c.io_depth = 0;
   const auto synchronous = Batches(c, 10, nullptr);
   c.io_depth = GetParam().depth;
@@ -289,10 +289,10 @@ TEST_P(ReadsInFlightTest, AugmentedBatchesEqualSynchronousReads) {
 
 INSTANTIATE_TEST_SUITE_P(
     Backends, ReadsInFlightTest,
-    ::testing::Values(Depth{IoBackend::kIoUring, 64}, Depth{IoBackend::kPreadPool, 64},
-                      Depth{IoBackend::kIoUring, 1}, Depth{IoBackend::kPreadPool, 3}),
+    ::testing::Values(Depth{storage::IoBackend::kIoUring, 64}, Depth{storage::IoBackend::kPreadPool, 64},
+                      Depth{storage::IoBackend::kIoUring, 1}, Depth{storage::IoBackend::kPreadPool, 3}),
     [](const auto& param_info) {
-      return std::string(param_info.param.backend == IoBackend::kIoUring ? "IoUring"
+      return std::string(param_info.param.backend == storage::IoBackend::kIoUring ? "IoUring"
                                                                          : "PreadPool") +
              std::to_string(param_info.param.depth);
     });
@@ -301,7 +301,7 @@ TEST(ReadsInFlightErrorsTest, FileCutShortNamesCaseFileAndRange) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
-  c.io_mode = codec::IoMode::kPread;
+  c.io_mode = storage::IoMode::kPread;
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   ASSERT_OK(FirstError(*loader, 3));
   // Another process cuts the file after its header: the open frame still knows its chunks,
@@ -320,7 +320,7 @@ TEST(ReadsInFlightErrorsTest, FileRemovedIsReportedWhenItIsReopened) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(3)));
   LoaderConfig c = TinyConfig(ds);
-  c.io_mode = codec::IoMode::kPread;
+  c.io_mode = storage::IoMode::kPread;
   c.max_open_files = 1;  // every read reopens, as on a dataset larger than the LRU
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   ASSERT_OK(FirstError(*loader, 2));
@@ -336,13 +336,13 @@ TEST(ReadsInFlightOptionsTest, DepthIsCheckedAndIgnoredWithMappedFiles) {
   TempDir dir;
   ASSERT_OK_AND_ASSIGN(Dataset ds, WriteSyntheticDataset(dir.path(), TinyDatasetOptions(2)));
   LoaderConfig c = TinyConfig(ds);
-  c.io_mode = codec::IoMode::kPread;
-  for (const int bad : {-1, IoEngine::kMaxUringDepth + 1}) {
+  c.io_mode = storage::IoMode::kPread;
+  for (const int bad : {-1, storage::IoEngine::kMaxUringDepth + 1}) {
     c.io_depth = bad;
     EXPECT_THAT(Loader::Create(c).status(),
                 StatusIs(StatusCode::kInvalidArgument, HasSubstr("io_depth must be in [0, ")));
   }
-  c.io_mode = codec::IoMode::kMmap;
+  c.io_mode = storage::IoMode::kMmap;
   c.io_depth = 64;
   ASSERT_OK_AND_ASSIGN(auto loader, Loader::Create(c));
   ASSERT_OK(loader->Next().status());

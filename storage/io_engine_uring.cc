@@ -37,9 +37,9 @@
 
 #include "common/check.h"
 #include "common/str_cat.h"
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 
-namespace patchfeed::loader::internal_loader {
+namespace patchfeed::storage {
 namespace {
 
 /// The ring, the eventfd and the buffer of the eventfd read the ring holds (on the heap: its
@@ -289,4 +289,4 @@ Result<std::unique_ptr<IoEngine>> CreateUringIoEngine(int depth) {
   return std::unique_ptr<IoEngine>(std::make_unique<UringEngine>(depth, std::move(ring)));
 }
 
-}  // namespace patchfeed::loader::internal_loader
+}  // namespace patchfeed::storage

@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "codec/byte_source.h"
+#include "storage/byte_source.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <string>
 
-#include "codec/mapping_fault_guard.h"
+#include "storage/mapping_fault_guard.h"
 #include "common/str_cat.h"
 
-namespace patchfeed::codec {
+namespace patchfeed::storage {
 namespace {
 
 Status ErrnoStatus(const std::string& name, const char* what) {
@@ -181,4 +181,4 @@ std::shared_ptr<ByteSource> MemorySource(std::vector<std::byte> bytes, std::stri
   return std::make_shared<MemoryByteSource>(std::move(bytes), std::move(name));
 }
 
-}  // namespace patchfeed::codec
+}  // namespace patchfeed::storage

@@ -1,11 +1,11 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_IO_BACKEND_H_
-#define PATCHFEED_LOADER_IO_BACKEND_H_
+#ifndef PATCHFEED_STORAGE_IO_BACKEND_H_
+#define PATCHFEED_STORAGE_IO_BACKEND_H_
 
 /// \file
 /// How the loader keeps reads in flight in IoMode::kPread (LoaderConfig::io_backend).
 
-namespace patchfeed::loader {
+namespace patchfeed::storage {
 
 enum class IoBackend {
   kAuto,       ///< io_uring when the kernel allows it, else the pread pool
@@ -13,6 +13,6 @@ enum class IoBackend {
   kPreadPool,  ///< blocking preads on a pool of threads
 };
 
-}  // namespace patchfeed::loader
+}  // namespace patchfeed::storage
 
-#endif  // PATCHFEED_LOADER_IO_BACKEND_H_
+#endif  // PATCHFEED_STORAGE_IO_BACKEND_H_

@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 
 #include <algorithm>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "common/str_cat.h"
 
-namespace patchfeed::loader::internal_loader {
+namespace patchfeed::storage {
 
 Result<std::unique_ptr<IoEngine>> IoEngine::Create(IoBackend wanted, int depth) {
   if (depth < 1)
@@ -66,4 +66,4 @@ Status ReadErrnoError(const ReadRequest& request, uint64_t got, int err) {
                         " (errno ", err, ")"));
 }
 
-}  // namespace patchfeed::loader::internal_loader
+}  // namespace patchfeed::storage

@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_CODEC_BYTE_SOURCE_H_
-#define PATCHFEED_CODEC_BYTE_SOURCE_H_
+#ifndef PATCHFEED_STORAGE_BYTE_SOURCE_H_
+#define PATCHFEED_STORAGE_BYTE_SOURCE_H_
 
 /// \file
 /// ByteSource: random read-only access to the bytes of one file (or a buffer), shared by every
@@ -24,7 +24,7 @@
 
 #include "common/result.h"
 
-namespace patchfeed::codec {
+namespace patchfeed::storage {
 
 enum class IoMode : uint8_t { kMmap, kPread };
 
@@ -89,6 +89,6 @@ Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mod
 /// A source over bytes already in memory (tests, freshly written frames).
 std::shared_ptr<ByteSource> MemorySource(std::vector<std::byte> bytes, std::string name);
 
-}  // namespace patchfeed::codec
+}  // namespace patchfeed::storage
 
-#endif  // PATCHFEED_CODEC_BYTE_SOURCE_H_
+#endif  // PATCHFEED_STORAGE_BYTE_SOURCE_H_

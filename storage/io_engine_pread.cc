@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "common/check.h"
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 
-namespace patchfeed::loader::internal_loader {
+namespace patchfeed::storage {
 namespace {
 
 class PreadPoolEngine final : public IoEngine {
@@ -110,4 +110,4 @@ std::unique_ptr<IoEngine> CreatePreadPoolIoEngine(int depth) {
   return std::make_unique<PreadPoolEngine>(std::clamp(depth, 1, IoEngine::kMaxPreadThreads));
 }
 
-}  // namespace patchfeed::loader::internal_loader
+}  // namespace patchfeed::storage

@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_CODEC_MAPPING_FAULT_GUARD_H_
-#define PATCHFEED_CODEC_MAPPING_FAULT_GUARD_H_
+#ifndef PATCHFEED_STORAGE_MAPPING_FAULT_GUARD_H_
+#define PATCHFEED_STORAGE_MAPPING_FAULT_GUARD_H_
 
 /// \file
 /// Turns the SIGBUS of reading a mapped file that another process truncated into an error.
@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <memory>
 
-namespace patchfeed::codec {
+namespace patchfeed::storage {
 
 class MappingFaultGuard {
  public:
@@ -45,6 +45,6 @@ class MappingFaultGuard {
   int slot_;
 };
 
-}  // namespace patchfeed::codec
+}  // namespace patchfeed::storage
 
-#endif  // PATCHFEED_CODEC_MAPPING_FAULT_GUARD_H_
+#endif  // PATCHFEED_STORAGE_MAPPING_FAULT_GUARD_H_

@@ -5,7 +5,7 @@
 // over patchfeed_latency_fs (a FUSE file system that delays each read) overlapping their
 // delays, where FUSE can be mounted.
 
-#include "loader/internal/io_engine.h"
+#include "storage/io_engine.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -138,14 +138,14 @@ class Completions {
   size_t total_ = 0;
 };
 
-std::string BackendName(const ::testing::TestParamInfo<IoBackend>& info) {
-  return info.param == IoBackend::kIoUring ? "IoUring" : "PreadPool";
+std::string BackendName(const ::testing::TestParamInfo<storage::IoBackend>& info) {
+  return info.param == storage::IoBackend::kIoUring ? "IoUring" : "PreadPool";
 }
 
 /// Why io_uring cannot be used here, or nothing.
 std::optional<std::string> UringUnavailable() {
   static const std::optional<std::string> reason = []() -> std::optional<std::string> {
-    auto engine = IoEngine::Create(IoBackend::kIoUring, 1);
+    auto engine = storage::IoEngine::Create(storage::IoBackend::kIoUring, 1);
     if (engine.ok())
       return std::nullopt;
     return engine.status().ToString();
@@ -153,21 +153,21 @@ std::optional<std::string> UringUnavailable() {
   return reason;
 }
 
-class IoEngineTest : public ::testing::TestWithParam<IoBackend> {
+class IoEngineTest : public ::testing::TestWithParam<storage::IoBackend> {
  protected:
   void SetUp() override {
-    if (GetParam() == IoBackend::kIoUring && UringUnavailable())
+    if (GetParam() == storage::IoBackend::kIoUring && UringUnavailable())
       GTEST_SKIP() << "io_uring is refused on this machine: " << *UringUnavailable();
   }
-  std::unique_ptr<IoEngine> Make(int depth) {
-    auto engine = IoEngine::Create(GetParam(), depth);
+  std::unique_ptr<storage::IoEngine> Make(int depth) {
+    auto engine = storage::IoEngine::Create(GetParam(), depth);
     EXPECT_TRUE(engine.ok()) << engine.status().ToString();
     return engine.ok() ? std::move(engine).value() : nullptr;
   }
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoEngineTest,
-                         ::testing::Values(IoBackend::kIoUring, IoBackend::kPreadPool),
+                         ::testing::Values(storage::IoBackend::kIoUring, storage::IoBackend::kPreadPool),
                          BackendName);
 
 TEST_P(IoEngineTest, RandomReadsFromFourThreadsAreExact) {
@@ -220,7 +220,7 @@ TEST_P(IoEngineTest, RandomReadsFromFourThreadsAreExact) {
               0)
         << "read " << i << ": " << reads[i].out.size() << " bytes at " << reads[i].offset;
   }
-  const IoEngineStats stats = engine->stats();
+  const storage::IoEngineStats stats = engine->stats();
   EXPECT_EQ(stats.submitted, kReads);
   EXPECT_EQ(stats.completed, kReads);
   EXPECT_EQ(stats.bytes, total_bytes);
@@ -371,7 +371,7 @@ TEST_P(IoEngineTest, DestructionCompletesEveryRequestOnce) {
   {
     auto engine = Make(2);
     ASSERT_NE(engine, nullptr);
-    IoEngine* e = engine.get();
+    storage::IoEngine* e = engine.get();
     for (int i = 0; i < kReads; ++i) {
       const uint64_t offset = static_cast<uint64_t>(i) * 9000;
       engine->Submit(
@@ -429,19 +429,19 @@ TEST_P(IoEngineTest, ManyEnginesComeAndGo) {
 }
 
 TEST(IoEngineCreateTest, ChoosesABackendAndChecksTheDepth) {
-  ASSERT_OK_AND_ASSIGN(auto automatic, IoEngine::Create(IoBackend::kAuto, 8));
+  ASSERT_OK_AND_ASSIGN(auto automatic, storage::IoEngine::Create(storage::IoBackend::kAuto, 8));
   if (UringUnavailable()) {
     EXPECT_STREQ(automatic->backend_name(), "pread pool");
-    EXPECT_THAT(IoEngine::Create(IoBackend::kIoUring, 8),
+    EXPECT_THAT(storage::IoEngine::Create(storage::IoBackend::kIoUring, 8),
                 StatusIs(StatusCode::kIoError, HasSubstr("io_uring is unavailable")));
   } else {
     EXPECT_STREQ(automatic->backend_name(), "io_uring");
-    EXPECT_EQ(automatic->backend(), IoBackend::kIoUring);
+    EXPECT_EQ(automatic->backend(), storage::IoBackend::kIoUring);
   }
-  ASSERT_OK_AND_ASSIGN(auto pool, IoEngine::Create(IoBackend::kPreadPool, 1000));
+  ASSERT_OK_AND_ASSIGN(auto pool, storage::IoEngine::Create(storage::IoBackend::kPreadPool, 1000));
   EXPECT_STREQ(pool->backend_name(), "pread pool");
-  EXPECT_EQ(pool->depth(), IoEngine::kMaxPreadThreads);
-  EXPECT_THAT(IoEngine::Create(IoBackend::kAuto, 0),
+  EXPECT_EQ(pool->depth(), storage::IoEngine::kMaxPreadThreads);
+  EXPECT_THAT(storage::IoEngine::Create(storage::IoBackend::kAuto, 0),
               StatusIs(StatusCode::kInvalidArgument, HasSubstr("at least 1")));
 }
 
@@ -605,7 +605,7 @@ TEST_P(IoEngineTest, OverlapsReadsOnASlowFileSystem) {
       ASSERT_OK(done.status(i));
       ASSERT_EQ(std::memcmp(outs[i].data(), file.data() + i * kReadBytes, kReadBytes), 0) << i;
     }
-    const IoEngineStats stats = engine->stats();
+    const storage::IoEngineStats stats = engine->stats();
     std::printf(
         "[          ] %s, depth %d: %d reads of 64 KiB at 5 ms each in %.1f ms "
         "(serial: %.0f ms); engine max in flight %lld, file system max in flight %s\n",

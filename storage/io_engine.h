@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#ifndef PATCHFEED_LOADER_INTERNAL_IO_ENGINE_H_
-#define PATCHFEED_LOADER_INTERNAL_IO_ENGINE_H_
+#ifndef PATCHFEED_STORAGE_IO_ENGINE_H_
+#define PATCHFEED_STORAGE_IO_ENGINE_H_
 
 /// \file
 /// IoEngine: positional reads kept in flight without blocking the caller (issue 15), so many
@@ -36,11 +36,10 @@
 
 #include "common/result.h"
 #include "common/status.h"
-#include "loader/io_backend.h"
+#include "storage/io_backend.h"
 
-namespace patchfeed::loader::internal_loader {
+namespace patchfeed::storage {
 
-using loader::IoBackend;
 
 /// One positional read of `out.size()` bytes at `offset` of `fd`.
 struct ReadRequest {
@@ -134,6 +133,6 @@ Status ClosedBeforeReadError(const ReadRequest& request);
 Result<std::unique_ptr<IoEngine>> CreateUringIoEngine(int depth);
 std::unique_ptr<IoEngine> CreatePreadPoolIoEngine(int depth);
 
-}  // namespace patchfeed::loader::internal_loader
+}  // namespace patchfeed::storage
 
-#endif  // PATCHFEED_LOADER_INTERNAL_IO_ENGINE_H_
+#endif  // PATCHFEED_STORAGE_IO_ENGINE_H_

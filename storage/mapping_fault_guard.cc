@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "codec/mapping_fault_guard.h"
+#include "storage/mapping_fault_guard.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace patchfeed::codec {
+namespace patchfeed::storage {
 namespace {
 
 // More than the loader keeps open (LoaderConfig::max_open_files, 1024 by default) times a few
@@ -115,4 +115,4 @@ bool MappingFaultGuard::faulted() const {
   return g_slots[slot_].faulted.load(std::memory_order_acquire);
 }
 
-}  // namespace patchfeed::codec
+}  // namespace patchfeed::storage
