@@ -6,7 +6,6 @@
 #include <string>
 #include <utility>
 
-#include "storage/byte_source.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/nd_reader.h"
 #include "codec/ome_zarr.h"
@@ -14,6 +13,7 @@
 #include "codec/zarr_v3_meta.h"
 #include "common/byte_size.h"
 #include "common/str_cat.h"
+#include "storage/byte_source.h"
 
 namespace patchfeed::codec {
 

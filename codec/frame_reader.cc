@@ -340,8 +340,8 @@ Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions 
                                 " is a folder but not a zarr array, OME-Zarr image or sparse .b2nd "
                                 "frame (no .zarray, zarr.json or chunks.b2frame in it)"));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(auto source,
-                             storage::OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
+  PATCHFEED_ASSIGN_OR_RETURN(
+      auto source, storage::OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));
   r.path_ = path;
   if (r.info_.sparse != dir) {
@@ -493,11 +493,9 @@ Result<std::optional<std::span<const std::byte>>> ReadChunkBlocksAt(
   return Whole(image);
 }
 
-Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(int64_t index,
-                                                               std::span<const int32_t> blocks,
-                                                               std::vector<std::byte>& scratch,
-                                                               ChunkHeader* header,
-                                                               const storage::ByteSource* via) const {
+Result<std::span<const std::byte>> FrameReader::GetChunkBlocks(
+    int64_t index, std::span<const int32_t> blocks, std::vector<std::byte>& scratch,
+    ChunkHeader* header, const storage::ByteSource* via) const {
   // The whole chunk, parsed: mapped frames (nothing to save), special and small or odd chunks,
   // and any whose header fails, so that the error is the one a mapped file gives.
   const auto whole = [&]() -> Result<std::span<const std::byte>> {

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "codec/chunk_format.h"
 #include "common/result.h"
+#include "storage/byte_source.h"
 
 namespace patchfeed::codec {
 

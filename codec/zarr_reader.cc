@@ -6,11 +6,11 @@
 #include <optional>
 #include <utility>
 
-#include "storage/byte_source.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/zarr_meta.h"
 #include "codec/zarr_v3_meta.h"
 #include "common/str_cat.h"
+#include "storage/byte_source.h"
 
 #include <isa-l/crc.h>
 
@@ -290,8 +290,8 @@ void ZarrArrayReader::BloscBlocksFor(const ChunkHeader& h, const int64_t* origin
     blocks->push_back(static_cast<int32_t>(b));
 }
 
-Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const storage::ByteSource& file, uint64_t pos,
-                                                               uint64_t nbytes,
+Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const storage::ByteSource& file,
+                                                               uint64_t pos, uint64_t nbytes,
                                                                const int64_t* origin,
                                                                const int64_t* lo, const int64_t* hi,
                                                                BoxReadScratch& scratch) const {

@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "codec/array_reader.h"
-#include "storage/byte_source.h"
 #include "common/result.h"
+#include "storage/byte_source.h"
 
 namespace patchfeed::codec {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "common/result.h"
+#include "storage/byte_source.h"
 
 namespace patchfeed::loader {
 
@@ -111,8 +111,8 @@ class ForegroundIndex {
 
  private:
   static Result<ForegroundIndex> BuildIndex(const std::string& seg_path, std::vector<LabelSet> keys,
-                                            uint64_t seed, int spatial_dims, storage::IoMode io_mode,
-                                            int64_t* needed_bytes);
+                                            uint64_t seed, int spatial_dims,
+                                            storage::IoMode io_mode, int64_t* needed_bytes);
   static Result<ForegroundIndex> Parse(const std::string& path, const std::vector<char>& bytes);
 
   std::vector<int64_t> shape_;

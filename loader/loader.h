@@ -50,14 +50,14 @@
 #include <vector>
 
 #include "augment/augment_config.h"
-#include "storage/byte_source.h"
 #include "common/result.h"
 #include "loader/batch_view.h"
 #include "loader/dataset.h"
 #include "loader/foreground_index.h"
-#include "storage/io_backend.h"
 #include "loader/metrics.h"
 #include "loader/sampler.h"
+#include "storage/byte_source.h"
+#include "storage/io_backend.h"
 
 namespace patchfeed::loader {
 
@@ -170,7 +170,8 @@ struct LoaderConfig {
   /// of its decode tasks (read_prefetch.h); 0 reads synchronously inside the decode tasks.
   /// Ignored with kMmap.
   int io_depth = 64;
-  storage::IoBackend io_backend = storage::IoBackend::kAuto;  ///< how those reads are kept in flight
+  storage::IoBackend io_backend =
+      storage::IoBackend::kAuto;  ///< how those reads are kept in flight
   PinMode pin_memory = PinMode::kAuto;
   /// Bytes the ring, per-worker scratch and open-file state may take; Create refuses more.
   int64_t memory_budget = int64_t{4} << 30;

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "storage/mapping_fault_guard.h"
 #include "common/str_cat.h"
+#include "storage/mapping_fault_guard.h"
 
 namespace patchfeed::storage {
 namespace {

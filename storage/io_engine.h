@@ -40,7 +40,6 @@
 
 namespace patchfeed::storage {
 
-
 /// One positional read of `out.size()` bytes at `offset` of `fd`.
 struct ReadRequest {
   int fd = -1;

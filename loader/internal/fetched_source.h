@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "codec/array_reader.h"
-#include "storage/byte_source.h"
 #include "loader/internal/byte_arena.h"
+#include "storage/byte_source.h"
 
 namespace patchfeed::loader::internal_loader {
 
@@ -58,7 +58,8 @@ class FetchedSource final : public storage::ByteSource {
   /// read only the blocks it needs (fetched bytes reach it through ReadAt and ChunkImage).
   const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
   Status ReadAt(uint64_t offset, std::span<std::byte> out) const override;
-  void WillRead(storage::FileRange chunk, std::span<const storage::FileRange> ranges) const override;
+  void WillRead(storage::FileRange chunk,
+                std::span<const storage::FileRange> ranges) const override;
   const std::byte* ChunkImage(uint64_t pos, uint64_t length,
                               std::span<const storage::FileRange> needed) const override;
 

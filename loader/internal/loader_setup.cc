@@ -58,8 +58,8 @@ Status CheckOptions(const LoaderConfig& c) {
         StrCat("loader: memory_budget must be at least 0 bytes (got ", c.memory_budget, ")"));
   }
   if (c.io_depth < 0 || c.io_depth > storage::IoEngine::kMaxUringDepth) {
-    return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ", storage::IoEngine::kMaxUringDepth,
-                                       "], not ", c.io_depth));
+    return InvalidArgumentError(StrCat("loader: io_depth must be in [0, ",
+                                       storage::IoEngine::kMaxUringDepth, "], not ", c.io_depth));
   }
   if (c.start_epoch < 0 || c.start_batch < 0) {
     return InvalidArgumentError(StrCat("loader: the start position must be >= 0 (got epoch ",

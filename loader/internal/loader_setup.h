@@ -22,11 +22,11 @@
 #include "loader/dataset.h"
 #include "loader/internal/batch_ring.h"
 #include "loader/internal/foreground_store.h"
-#include "storage/io_engine.h"
 #include "loader/internal/nonfinite_count.h"
 #include "loader/internal/open_file_cache.h"
 #include "loader/loader.h"
 #include "loader/sampler.h"
+#include "storage/io_engine.h"
 
 namespace patchfeed::loader::internal_loader {
 

@@ -47,16 +47,16 @@ struct Inflight {
 // headers) grown first to at least `min_read` bytes, within the file, so that one read brings a
 // chunk's header and block offsets.
 std::vector<storage::FileRange> Coalesce(std::vector<storage::FileRange> ranges, uint64_t min_read,
-                                       const FetchedSource& source) {
+                                         const FetchedSource& source) {
   const uint64_t file_size = source.size();
   for (storage::FileRange& r : ranges) {
     if (source.ImageAt(r.offset) < 0) {
       r.length = std::min(std::max(r.length, min_read), file_size - std::min(r.offset, file_size));
     }
   }
-  std::sort(ranges.begin(), ranges.end(), [](const storage::FileRange& a, const storage::FileRange& b) {
-    return a.offset < b.offset;
-  });
+  std::sort(
+      ranges.begin(), ranges.end(),
+      [](const storage::FileRange& a, const storage::FileRange& b) { return a.offset < b.offset; });
   std::vector<storage::FileRange> merged;
   int64_t merged_image = -1;
   for (const storage::FileRange& r : ranges) {

@@ -28,11 +28,11 @@
 #include <vector>
 
 #include "loader/internal/byte_arena.h"
-#include "storage/io_engine.h"
 #include "loader/internal/loader_setup.h"
 #include "loader/internal/metrics_counters.h"
 #include "loader/internal/read_round.h"
 #include "loader/internal/sample_reader.h"
+#include "storage/io_engine.h"
 
 namespace patchfeed::loader::internal_loader {
 

@@ -101,9 +101,9 @@ Result<std::vector<RingArraySpec>> RingSpecs(const TileConfig& c,
     // As the Loader counts it: a decoded block and the decoder's two filter buffers, and
     // whole chunks when they are read with pread or decoded whole.
     const codec::ArrayFootprint f = r.Footprint();
-    per_worker = std::max(per_worker, 3 * f.block_bytes +
-                                          (c.io_mode == storage::IoMode::kPread ? f.chunk_bytes : 0) +
-                                          (f.whole_chunks ? f.chunk_bytes : 0));
+    per_worker = std::max(
+        per_worker, 3 * f.block_bytes + (c.io_mode == storage::IoMode::kPread ? f.chunk_bytes : 0) +
+                        (f.whole_chunks ? f.chunk_bytes : 0));
   }
   const int64_t slot = BatchRing::SlotBytes(specs);
   const int64_t slots = c.read_ahead + 1;

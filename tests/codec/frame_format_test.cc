@@ -13,9 +13,9 @@
 #include <gtest/gtest.h>
 
 #include "codec/b2nd_meta.h"
-#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/nd_reader.h"
+#include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace patchfeed::codec {
@@ -53,7 +53,8 @@ std::vector<std::byte> WorkedExample() {
 TEST(FrameGolden, CBlosc2WorkedExample) {
   const auto frame = WorkedExample();
   ASSERT_EQ(frame.size(), 580u);
-  ASSERT_OK_AND_ASSIGN(FrameReader fr, FrameReader::FromSource(storage::MemorySource(frame, "example")));
+  ASSERT_OK_AND_ASSIGN(FrameReader fr,
+                       FrameReader::FromSource(storage::MemorySource(frame, "example")));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(fr)));
   const FrameInfo& f = r.frame().info();
   EXPECT_EQ(f.header_len, 165);

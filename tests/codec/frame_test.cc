@@ -21,10 +21,10 @@
 #include <gtest/gtest.h>
 
 #include "codec/b2nd_meta.h"
-#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
+#include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -181,8 +181,8 @@ B2ndWriteOptions Options(const Geometry& g, Codec codec, Filter filter, int clev
 }
 
 Result<NdArrayReader> ReaderFromBytes(std::vector<std::byte> frame, std::string name = "mem") {
-  PATCHFEED_ASSIGN_OR_RETURN(FrameReader f,
-                             FrameReader::FromSource(storage::MemorySource(std::move(frame), name)));
+  PATCHFEED_ASSIGN_OR_RETURN(
+      FrameReader f, FrameReader::FromSource(storage::MemorySource(std::move(frame), name)));
   return NdArrayReader::FromFrame(std::move(f));
 }
 
@@ -443,13 +443,15 @@ TEST(FrameErrors, WrongMagicAndBadHeader) {
               StatusIs(StatusCode::kDataLoss, HasSubstr("t.b2nd: frame trailer is corrupt")));
   // A b2nd shape with more chunks than the frame holds.
   bad = frame;
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "s.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "s.b2nd")));
   const auto* content = f.info().metalayer("b2nd");
   ASSERT_NE(content, nullptr);
   const auto it = std::search(bad.begin(), bad.end(), content->begin(), content->end());
   ASSERT_NE(it, bad.end());
   it[11] = std::byte{0x07};  // shape[0] 1000 (0x3E8) -> 2024 (0x7E8): 7 chunks
-  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(storage::MemorySource(bad, "s.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f2,
+                       FrameReader::FromSource(storage::MemorySource(bad, "s.b2nd")));
   EXPECT_THAT(NdArrayReader::FromFrame(std::move(f2)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("s.b2nd: the frame's 4 chunks")));
 }
@@ -464,14 +466,16 @@ TEST(FrameErrors, ChunkCountOverflowIsDataLoss) {
   const Array a = MakeArray(g.shape, "<i2", 9);
   ASSERT_OK_AND_ASSIGN(auto frame,
                        EncodeB2ndFrame(a.data, a.shape, a.dtype, Options(g, Codec::kLZ4, {})));
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
   const auto* content = f.info().metalayer("b2nd");
   ASSERT_NE(content, nullptr);
   const auto it = std::search(frame.begin(), frame.end(), content->begin(), content->end());
   ASSERT_NE(it, frame.end());
   it[5] = std::byte{0x40};   // shape[0] = 2^62 + 37
   it[14] = std::byte{0x40};  // shape[1] = 2^62 + 29
-  ASSERT_OK_AND_ASSIGN(FrameReader f2, FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f2,
+                       FrameReader::FromSource(storage::MemorySource(frame, "big.b2nd")));
   EXPECT_THAT(NdArrayReader::FromFrame(std::move(f2)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("big.b2nd")));
 }
@@ -514,7 +518,8 @@ TEST(ConcurrentFrameReads, FourThreadsShareOneReader) {
   auto sparse = Options(g, Codec::kBloscLZ, Filter::kShuffle);
   sparse.sparse = true;
   ASSERT_OK(WriteB2nd(dir / "s.b2frame", a.data, a.shape, a.dtype, sparse));
-  ASSERT_OK_AND_ASSIGN(auto pread, NdArrayReader::Open(dir / "s.b2frame", {storage::IoMode::kPread}));
+  ASSERT_OK_AND_ASSIGN(auto pread,
+                       NdArrayReader::Open(dir / "s.b2frame", {storage::IoMode::kPread}));
   readers.push_back(std::move(pread));
   for (const NdArrayReader& reader : readers) {
     std::atomic<int> errors{0}, mismatches{0}, reads{0};

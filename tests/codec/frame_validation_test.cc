@@ -13,11 +13,11 @@
 #include <gtest/gtest.h>
 
 #include "codec/b2nd_meta.h"
-#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/frame_writer.h"
 #include "codec/nd_reader.h"
 #include "common/byte_order.h"
+#include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -119,8 +119,10 @@ TEST(PreadEqualsMmapTest, DamagedBlockStartsGiveTheSameResult) {
   const std::string good_path = dir / "good.b2nd", bad_path = dir / "bad.b2nd";
   WriteFile(good_path, good);
   WriteFile(bad_path, bad);
-  ASSERT_OK_AND_ASSIGN(const NdArrayReader mapped, NdArrayReader::Open(bad_path, {storage::IoMode::kMmap}));
-  ASSERT_OK_AND_ASSIGN(const NdArrayReader pread, NdArrayReader::Open(bad_path, {storage::IoMode::kPread}));
+  ASSERT_OK_AND_ASSIGN(const NdArrayReader mapped,
+                       NdArrayReader::Open(bad_path, {storage::IoMode::kMmap}));
+  ASSERT_OK_AND_ASSIGN(const NdArrayReader pread,
+                       NdArrayReader::Open(bad_path, {storage::IoMode::kPread}));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader pread_good,
                        NdArrayReader::Open(good_path, {storage::IoMode::kPread}));
 
@@ -156,7 +158,8 @@ TEST(PreadEqualsMmapTest, DamagedBlockStartsGiveTheSameResult) {
 
 // Rewrites the b2nd metalayer's block shape inside `frame` (the content keeps its length).
 void SetBlockShape(std::vector<std::byte>& frame, std::vector<int32_t> blockshape) {
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "m.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "m.b2nd")));
   const auto* content = f.info().metalayer("b2nd");
   ASSERT_NE(content, nullptr);
   ASSERT_OK_AND_ASSIGN(B2ndMeta meta, ParseB2ndMeta(*content));
@@ -176,7 +179,8 @@ TEST(FrameValidationTest, DeltaChunkBlocksizeMustMatchTheB2ndBlock) {
     SCOPED_TRACE(static_cast<int>(filter));
     auto frame = MakeFrame({32, 64}, {16, 64}, {8, 64}, filter);
     SetBlockShape(frame, {16, 64});
-    ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "d.b2nd")));
+    ASSERT_OK_AND_ASSIGN(FrameReader f,
+                         FrameReader::FromSource(storage::MemorySource(frame, "d.b2nd")));
     ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(f)));
     EXPECT_THAT(r.ReadBox(Box{{0, 0}, {32, 64}}, std::vector<std::byte>(4)),
                 StatusIs(StatusCode::kDataLoss, HasSubstr("block size 2048")));
@@ -188,7 +192,8 @@ TEST(FrameValidationTest, TypesizeMustMatchTheDtype) {
   auto frame = MakeFrame({32, 64}, {16, 64}, {8, 64}, Filter::kShuffle, "<f4");
   ASSERT_EQ(LoadBE<int32_t>(frame.data() + 48), 4);
   StoreBE<int32_t>(frame.data() + 48, 8);
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "t.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "t.b2nd")));
   EXPECT_THAT(NdArrayReader::FromFrame(std::move(f)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("typesize 8")));
 }
@@ -200,7 +205,8 @@ TEST(FrameValidationTest, ChunkTypesizeMustBeTheItemSize) {
   const size_t chunk0 = ChunkPosition(frame, 0);
   ASSERT_EQ(frame[chunk0 + 3], std::byte{4});
   frame[chunk0 + 3] = std::byte{8};
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "c.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "c.b2nd")));
   ASSERT_OK_AND_ASSIGN(const NdArrayReader r, NdArrayReader::FromFrame(std::move(f)));
   EXPECT_THAT(r.ReadBox(Box{{0, 0}, {2, 2}}, std::vector<std::byte>(4)),
               StatusIs(StatusCode::kDataLoss, HasSubstr("chunk 0: typesize 8 differs")));
@@ -209,7 +215,8 @@ TEST(FrameValidationTest, ChunkTypesizeMustBeTheItemSize) {
 TEST(FrameValidationTest, OffsetsChunkWithSpecialBitsMustBeBare) {
   // Zeros bits on the stored offsets chunk would make every chunk offset 0.
   auto frame = MakeFrame({64, 64}, {16, 64}, {8, 64}, Filter::kShuffle);
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "o.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "o.b2nd")));
   const size_t offsets = static_cast<size_t>(f.info().header_len + f.info().cbytes);
   ASSERT_GT(LoadLE<int32_t>(frame.data() + offsets + 12), 32);
   frame[offsets + 0x1F] |= std::byte{0x10};
@@ -233,7 +240,8 @@ TEST(FrameValidationTest, HeaderChecksOfCBlosc2) {
   EXPECT_THAT(open_with(76, 40), StatusIs(StatusCode::kDataLoss, HasSubstr("default filter 5")));
   EXPECT_OK(open_with(76, 35));   // BYTEDELTA
   EXPECT_OK(open_with(76, 200));  // a user filter id
-  ASSERT_OK_AND_ASSIGN(FrameReader f, FrameReader::FromSource(storage::MemorySource(frame, "h.b2nd")));
+  ASSERT_OK_AND_ASSIGN(FrameReader f,
+                       FrameReader::FromSource(storage::MemorySource(frame, "h.b2nd")));
   const size_t offsets = static_cast<size_t>(f.info().header_len + f.info().cbytes);
   EXPECT_THAT(open_with(offsets + 3, 4),
               StatusIs(StatusCode::kDataLoss, HasSubstr("offsets chunk has typesize 4")));

@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "storage/byte_source.h"
 #include "codec/frame_reader.h"
 #include "codec/nd_reader.h"
+#include "storage/byte_source.h"
 
 namespace {
 
@@ -64,8 +64,7 @@ void ReadIfSmall(const NdArrayReader& array, const Box& box,
 // A file that can only be read with ReadAt, like a file opened with IoMode::kPread.
 class UnmappedSource : public storage::ByteSource {
  public:
-  explicit UnmappedSource(std::shared_ptr<storage::ByteSource> inner)
-      : inner_(std::move(inner)) {}
+  explicit UnmappedSource(std::shared_ptr<storage::ByteSource> inner) : inner_(std::move(inner)) {}
   const std::string& name() const override { return inner_->name(); }
   uint64_t size() const override { return inner_->size(); }
   const std::byte* Data(uint64_t, size_t) const override { return nullptr; }

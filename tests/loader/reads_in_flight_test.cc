@@ -15,8 +15,8 @@
 
 #include "codec/array_reader.h"
 #include "loader/internal/fetched_source.h"
-#include "storage/io_engine.h"
 #include "loader/loader.h"
+#include "storage/io_engine.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -251,7 +251,8 @@ TEST_P(ReadsInFlightTest, BatchesEqualSynchronousAndMappedReads) {
   ASSERT_EQ(ahead.size(), 12u);
   EXPECT_TRUE(ahead == mapped);
   EXPECT_TRUE(ahead == synchronous);
-  EXPECT_EQ(m.io_backend, GetParam().backend == storage::IoBackend::kIoUring ? "io_uring" : "pread pool");
+  EXPECT_EQ(m.io_backend,
+            GetParam().backend == storage::IoBackend::kIoUring ? "io_uring" : "pread pool");
   EXPECT_EQ(m.io_depth, GetParam().depth);
   EXPECT_GT(m.io_requests, 0);
   EXPECT_GT(m.io_bytes, 0);
@@ -287,15 +288,18 @@ TEST_P(ReadsInFlightTest, AugmentedBatchesEqualSynchronousReads) {
   EXPECT_EQ(m.io_fallback_reads, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Backends, ReadsInFlightTest,
-    ::testing::Values(Depth{storage::IoBackend::kIoUring, 64}, Depth{storage::IoBackend::kPreadPool, 64},
-                      Depth{storage::IoBackend::kIoUring, 1}, Depth{storage::IoBackend::kPreadPool, 3}),
-    [](const auto& param_info) {
-      return std::string(param_info.param.backend == storage::IoBackend::kIoUring ? "IoUring"
-                                                                         : "PreadPool") +
-             std::to_string(param_info.param.depth);
-    });
+INSTANTIATE_TEST_SUITE_P(Backends, ReadsInFlightTest,
+                         ::testing::Values(Depth{storage::IoBackend::kIoUring, 64},
+                                           Depth{storage::IoBackend::kPreadPool, 64},
+                                           Depth{storage::IoBackend::kIoUring, 1},
+                                           Depth{storage::IoBackend::kPreadPool, 3}),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param.backend ==
+                                                      storage::IoBackend::kIoUring
+                                                  ? "IoUring"
+                                                  : "PreadPool") +
+                                  std::to_string(param_info.param.depth);
+                         });
 
 TEST(ReadsInFlightErrorsTest, FileCutShortNamesCaseFileAndRange) {
   TempDir dir;

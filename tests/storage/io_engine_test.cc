@@ -167,7 +167,8 @@ class IoEngineTest : public ::testing::TestWithParam<storage::IoBackend> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Backends, IoEngineTest,
-                         ::testing::Values(storage::IoBackend::kIoUring, storage::IoBackend::kPreadPool),
+                         ::testing::Values(storage::IoBackend::kIoUring,
+                                           storage::IoBackend::kPreadPool),
                          BackendName);
 
 TEST_P(IoEngineTest, RandomReadsFromFourThreadsAreExact) {
