@@ -1,7 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/array_reader.h"
 
-#include <filesystem>
 #include <new>
 #include <string>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "common/byte_size.h"
 #include "common/str_cat.h"
 #include "storage/byte_source.h"
+#include "storage/store.h"
 
 namespace patchfeed::codec {
 
@@ -105,13 +105,16 @@ Result<std::vector<std::byte>> ArrayReader::ReadBox(const Box& box,
 
 namespace {
 
-bool IsFile(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_regular_file(path, ec);
+// Whether `path` is a file; a store that cannot tell (a refused request) counts as no: the
+// open that follows names what is wrong.
+bool IsFile(const storage::Store& store, const std::string& path) {
+  const Result<storage::EntryKind> kind = store.Stat(path);
+  return kind.ok() && *kind == storage::EntryKind::kFile;
 }
 
-Result<std::unique_ptr<ArrayReader>> OpenZarrArray(const std::string& dir) {
-  PATCHFEED_ASSIGN_OR_RETURN(ZarrArrayReader r, ZarrArrayReader::Open(dir));
+Result<std::unique_ptr<ArrayReader>> OpenZarrArray(const std::string& dir,
+                                                   std::shared_ptr<const storage::Store> store) {
+  PATCHFEED_ASSIGN_OR_RETURN(ZarrArrayReader r, ZarrArrayReader::Open(dir, std::move(store)));
   return std::unique_ptr<ArrayReader>(std::make_unique<ZarrArrayReader>(std::move(r)));
 }
 
@@ -135,8 +138,9 @@ Result<std::string> OmeLevelPath(const std::string& dir, const std::string& file
 
 }  // namespace
 
-bool IsZarrPath(const std::string& path) {
-  return IsFile(path + "/.zarray") || IsFile(path + "/zarr.json") || IsFile(path + "/.zgroup");
+bool IsZarrPath(const std::string& path, const storage::Store& store) {
+  return IsFile(store, path + "/.zarray") || IsFile(store, path + "/zarr.json") ||
+         IsFile(store, path + "/.zgroup");
 }
 
 Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpenOptions options,
@@ -144,11 +148,24 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
   std::string dir = path;
   while (dir.size() > 1 && dir.back() == '/')
     dir.pop_back();
+  const storage::Store& store = *options.store;
+  // A file is a `.b2nd` frame: a remote store answers that in one request, before any probe
+  // for zarr's metadata.
+  PATCHFEED_ASSIGN_OR_RETURN(const storage::EntryKind kind, store.Stat(dir));
   std::string level_path;
-  if (IsFile(dir + "/.zarray")) {
+  if (kind == storage::EntryKind::kFile) {
+    if (ome_level != 0) {
+      return InvalidArgumentError(
+          StrCat(path, ": an OME-Zarr level was asked for, but this is not a zarr group"));
+    }
+    PATCHFEED_ASSIGN_OR_RETURN(NdArrayReader r, NdArrayReader::Open(dir, options));
+    return std::unique_ptr<ArrayReader>(std::make_unique<NdArrayReader>(std::move(r)));
+  }
+  if (IsFile(store, dir + "/.zarray")) {
     level_path = dir;
-  } else if (IsFile(dir + "/zarr.json")) {
-    PATCHFEED_ASSIGN_OR_RETURN(const std::string text, ReadZarrMetadataFile(dir + "/zarr.json"));
+  } else if (IsFile(store, dir + "/zarr.json")) {
+    PATCHFEED_ASSIGN_OR_RETURN(const std::string text,
+                               ReadZarrMetadataFile(store, dir + "/zarr.json"));
     PATCHFEED_ASSIGN_OR_RETURN(const std::string node, ZarrV3NodeType(text), dir + "/zarr.json");
     if (node != "group") {
       level_path = dir;
@@ -157,10 +174,10 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
                                  OmeLevelPath(dir, dir + "/zarr.json", text, ome_level));
       ome_level = 0;
     }
-  } else if (IsFile(dir + "/.zgroup")) {
+  } else if (IsFile(store, dir + "/.zgroup")) {
     std::string attrs = "{}";
-    if (IsFile(dir + "/.zattrs")) {
-      PATCHFEED_ASSIGN_OR_RETURN(attrs, ReadZarrMetadataFile(dir + "/.zattrs"));
+    if (IsFile(store, dir + "/.zattrs")) {
+      PATCHFEED_ASSIGN_OR_RETURN(attrs, ReadZarrMetadataFile(store, dir + "/.zattrs"));
     }
     PATCHFEED_ASSIGN_OR_RETURN(level_path, OmeLevelPath(dir, dir + "/.zattrs", attrs, ome_level));
     ome_level = 0;
@@ -177,9 +194,9 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
         StrCat(path, ": an OME-Zarr level was asked for, but this is a zarr array"));
   }
   // A level is an array in a subfolder (a multiscales path may itself name a deeper group).
-  if (!IsFile(level_path + "/.zarray") && !IsFile(level_path + "/zarr.json"))
+  if (!IsFile(store, level_path + "/.zarray") && !IsFile(store, level_path + "/zarr.json"))
     return NotFoundError(StrCat(level_path, ": no zarr array there"));
-  return OpenZarrArray(level_path);
+  return OpenZarrArray(level_path, options.store);
 }
 
 }  // namespace patchfeed::codec

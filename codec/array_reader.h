@@ -141,15 +141,17 @@ class ArrayReader {
                           std::span<const std::byte> pad_item) const;
 };
 
+/// Whether `path` is a directory OpenArray reads as zarr (it holds `.zarray`, `zarr.json` or
+/// `.zgroup`).
+bool IsZarrPath(const std::string& path, const storage::Store& store = *storage::LocalFiles());
+
 /// Opens the array at `path`, whichever its format: a directory with a `.zarray` (zarr v2) or
 /// a `zarr.json` of an array (zarr v3); an OME-Zarr image group (its highest-resolution level;
 /// name a level as `<group>/<path>`); otherwise a `.b2nd` frame (a file or a sparse-frame
-/// directory). `options` apply to every file the array reads. `ome_level` picks another level
-/// of an OME-Zarr group by its index in the group's multiscales (0: the highest resolution).
-/// Whether `path` is a directory OpenArray reads as zarr (it holds `.zarray`, `zarr.json` or
-/// `.zgroup`).
-bool IsZarrPath(const std::string& path);
-
+/// directory). `options` apply to every file the array reads, and say which store `path` is
+/// in (local files by default; a remote store's paths are URLs). `ome_level` picks another
+/// level of an OME-Zarr group by its index in the group's multiscales (0: the highest
+/// resolution).
 Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path,
                                                FrameOpenOptions options = {}, int ome_level = 0);
 

@@ -1,8 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/frame_reader.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -136,16 +134,6 @@ Status CheckDefaultPipeline(std::span<const std::byte> h) {
     }
   }
   return Status::Ok();
-}
-
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-bool IsRegularFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace
@@ -334,16 +322,23 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<storage::ByteSource>
 }
 
 Result<FrameReader> FrameReader::Open(const std::string& path, FrameOpenOptions options) {
-  const bool dir = IsDirectory(path);
-  if (dir && !IsRegularFile(path + "/chunks.b2frame")) {
+  const storage::Store& store = *options.store;
+  // Nothing there: the open below says so in the store's words.
+  PATCHFEED_ASSIGN_OR_RETURN(const storage::EntryKind kind, store.Stat(path));
+  const bool dir = kind == storage::EntryKind::kFolder;
+  PATCHFEED_ASSIGN_OR_RETURN(const storage::EntryKind index_kind,
+                             dir ? store.Stat(path + "/chunks.b2frame")
+                                 : Result<storage::EntryKind>(storage::EntryKind::kNone));
+  if (dir && index_kind != storage::EntryKind::kFile) {
     return NotFoundError(StrCat(path,
                                 " is a folder but not a zarr array, OME-Zarr image or sparse .b2nd "
                                 "frame (no .zarray, zarr.json or chunks.b2frame in it)"));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(
-      auto source, storage::OpenFile(dir ? path + "/chunks.b2frame" : path, options.io_mode));
+  PATCHFEED_ASSIGN_OR_RETURN(auto source,
+                             store.Open(dir ? path + "/chunks.b2frame" : path, options.io_mode));
   PATCHFEED_ASSIGN_OR_RETURN(FrameReader r, FromSource(std::move(source)));
   r.path_ = path;
+  r.store_ = std::move(options.store);
   if (r.info_.sparse != dir) {
     return DataLossError(
         StrCat(path, (dir ? ": chunks.b2frame is not marked as a sparse frame"
@@ -389,7 +384,7 @@ Result<std::span<const std::byte>> FrameReader::GetChunk(int64_t index,
   if (info_.sparse) {
     char name[32];
     std::snprintf(name, sizeof(name), "/%08llX.chunk", static_cast<unsigned long long>(off));
-    auto file = storage::OpenFile(path_ + name, storage::IoMode::kPread);
+    auto file = store_->Open(path_ + name, storage::IoMode::kPread);
     if (!file.ok())
       return file.status().WithContext(ChunkContext(index));
     const uint64_t size = (*file)->size();

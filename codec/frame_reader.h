@@ -24,6 +24,7 @@
 #include "codec/chunk_format.h"
 #include "common/result.h"
 #include "storage/byte_source.h"
+#include "storage/store.h"
 
 namespace patchfeed::codec {
 
@@ -58,6 +59,8 @@ struct FrameInfo {
 
 struct FrameOpenOptions {
   storage::IoMode io_mode = storage::IoMode::kMmap;
+  /// Where paths lead: local files, or a remote store whose paths are URLs.
+  std::shared_ptr<const storage::Store> store = storage::LocalFiles();
 };
 
 class FrameReader {
@@ -114,6 +117,7 @@ class FrameReader {
 
   std::string path_;
   std::shared_ptr<storage::ByteSource> source_;  // the frame file (chunks.b2frame when sparse)
+  std::shared_ptr<const storage::Store> store_ = storage::LocalFiles();  // a sparse frame's chunks
   FrameInfo info_;
   std::vector<int64_t> offsets_;
 };

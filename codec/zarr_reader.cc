@@ -138,22 +138,18 @@ Result<std::vector<Step>> StepsOfV3(const ZarrV3Codecs& codecs) {
 
 }  // namespace
 
-Result<std::string> ReadZarrMetadataFile(const std::string& path) {
-  PATCHFEED_ASSIGN_OR_RETURN(auto source, storage::OpenFile(path, storage::IoMode::kPread));
-  if (source->size() > static_cast<uint64_t>(kMaxMetadataBytes))
-    return DataLossError(StrCat(path, ": ", source->size(), " bytes, too large for metadata"));
-  std::string text(static_cast<size_t>(source->size()), '\0');
-  PATCHFEED_RETURN_IF_ERROR(
-      source->ReadAt(0, std::as_writable_bytes(std::span(text.data(), text.size()))));
-  return text;
+Result<std::string> ReadZarrMetadataFile(const storage::Store& store, const std::string& path) {
+  return storage::ReadSmallFile(store, path, static_cast<uint64_t>(kMaxMetadataBytes));
 }
 
-Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
+Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir,
+                                              std::shared_ptr<const storage::Store> store) {
   ZarrArrayReader r;
   r.dir_ = dir;
   r.path_ = dir;
+  r.store_ = std::move(store);
   std::vector<int64_t> shape, chunks;
-  auto v2_text = ReadZarrMetadataFile(dir + "/.zarray");
+  auto v2_text = ReadZarrMetadataFile(*r.store_, dir + "/.zarray");
   if (v2_text.ok()) {
     auto meta = ParseZarrV2Meta(*v2_text);
     if (!meta.ok())
@@ -181,7 +177,7 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir) {
   } else if (v2_text.status().code() != StatusCode::kNotFound) {
     return v2_text.status();
   } else {
-    auto v3_text = ReadZarrMetadataFile(dir + "/zarr.json");
+    auto v3_text = ReadZarrMetadataFile(*r.store_, dir + "/zarr.json");
     if (!v3_text.ok()) {
       if (v3_text.status().code() == StatusCode::kNotFound) {
         return NotFoundError(StrCat(dir, ": not a zarr array (no .zarray and no zarr.json in it)"));
@@ -456,7 +452,7 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
     return Status::Ok();
   }
   const std::string path = ChunkPath(piece.chunk);
-  auto source = storage::OpenFile(path, storage::IoMode::kPread);
+  auto source = store_->Open(path, storage::IoMode::kPread);
   if (!source.ok()) {
     if (source.status().code() != StatusCode::kNotFound)
       return source.status();

@@ -46,12 +46,14 @@ struct ZarrChunkCodecs {
 
 /// A zarr metadata document (`.zarray`, `zarr.json`, `.zattrs`) read whole; kNotFound when it
 /// is absent, kDataLoss when it is larger than any a writer makes (16 MiB).
-Result<std::string> ReadZarrMetadataFile(const std::string& path);
+Result<std::string> ReadZarrMetadataFile(const storage::Store& store, const std::string& path);
 
 class ZarrArrayReader final : public ArrayReader {
  public:
-  /// Opens the array in directory `dir`: `.zarray` (v2) or `zarr.json` (v3) must be there.
-  static Result<ZarrArrayReader> Open(const std::string& dir);
+  /// Opens the array in directory `dir` of `store`: `.zarray` (v2) or `zarr.json` (v3) must be
+  /// there.
+  static Result<ZarrArrayReader> Open(const std::string& dir,
+                                      std::shared_ptr<const storage::Store> store);
 
   const char* format() const override { return version_ == 2 ? "zarr v2" : "zarr v3"; }
   ArrayFootprint Footprint() const override;
@@ -92,6 +94,7 @@ class ZarrArrayReader final : public ArrayReader {
 
   int version_ = 2;
   std::string dir_;
+  std::shared_ptr<const storage::Store> store_;  // the chunk files are there
   char key_separator_ = '.';
   bool key_prefix_c_ = false;  // v3 "default" keys start with "c"
   ZarrChunkCodecs codecs_;     // of each chunk, or each inner chunk when sharded

@@ -1,0 +1,56 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_STORAGE_STORE_H_
+#define PATCHFEED_STORAGE_STORE_H_
+
+/// \file
+/// Store: a namespace of paths the codec opens files in, whatever holds them. A `.b2nd` frame,
+/// a zarr array's metadata and chunk files, a sparse frame's chunk files: the codec names each
+/// by a path it builds ("<array>/.zarray", "<array>/c/0/1") and asks the store for it.
+///
+/// Paths are the user's: local paths for LocalFiles(), whole URLs ("s3://bucket/a.zarr/.zarray")
+/// for a remote store, so every message the codec writes names what the user would type. A
+/// store never parses formats; the codec never parses URLs.
+///
+/// Thread-safety: every method is const and may be called from any thread at once.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "storage/byte_source.h"
+
+namespace patchfeed::storage {
+
+enum class EntryKind {
+  kNone,    ///< nothing there
+  kFile,    ///< a file (an object)
+  kFolder,  ///< a directory (a prefix other objects' names continue)
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  /// The file at `path`, open for reads. kNotFound when there is none (zarr's missing chunks
+  /// are fill value, so callers tell absence from failure by this code).
+  virtual Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const = 0;
+
+  /// What is at `path`.
+  virtual Result<EntryKind> Stat(const std::string& path) const = 0;
+
+  /// The names (not paths) of the files and folders directly in `folder`, sorted; a folder's
+  /// name ends with '/'. kNotFound when `folder` is not one.
+  virtual Result<std::vector<std::string>> List(const std::string& folder) const = 0;
+};
+
+/// The local file system: paths as open(2) takes them.
+const std::shared_ptr<const Store>& LocalFiles();
+
+/// Reads the whole file at `path` when it holds at most `max_bytes` (metadata documents, whose
+/// size is the file's to claim: kDataLoss naming the file when it claims more).
+Result<std::string> ReadSmallFile(const Store& store, const std::string& path, uint64_t max_bytes);
+
+}  // namespace patchfeed::storage
+
+#endif  // PATCHFEED_STORAGE_STORE_H_
