@@ -2,9 +2,7 @@
 #include "loader/dataset.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <map>
-#include <system_error>
+#include <set>
 #include <utility>
 
 #include "codec/array_reader.h"
@@ -12,7 +10,6 @@
 #include "common/str_cat.h"
 
 namespace patchfeed::loader {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -22,11 +19,13 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-Result<Dataset> Dataset::FromNnUNetFolder(const std::string& folder) {
-  return FromFolder(folder, {{"image", ".b2nd"}, {"seg", "_seg.b2nd"}});
+Result<Dataset> Dataset::FromNnUNetFolder(const std::string& folder,
+                                          std::shared_ptr<const storage::Store> store) {
+  return FromFolder(folder, {{"image", ".b2nd"}, {"seg", "_seg.b2nd"}}, std::move(store));
 }
 
-Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<ArrayNaming> naming) {
+Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<ArrayNaming> naming,
+                                    std::shared_ptr<const storage::Store> store) {
   if (naming.empty()) {
     return InvalidArgumentError("dataset: no arrays named");
   }
@@ -41,17 +40,24 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
       }
     }
   }
-  std::error_code ec;
-  fs::directory_iterator it(folder, ec);
-  if (ec) {
-    return ec == std::errc::no_such_file_or_directory
+  // One listing serves the whole folder: on an object store it is one paged request, where a
+  // look at every case's files would be one request each.
+  Result<std::vector<std::string>> listed = store->List(folder);
+  if (!listed.ok()) {
+    return listed.status().code() == StatusCode::kNotFound
                ? NotFoundError("dataset folder " + folder + " does not exist")
-               : IoError("dataset folder " + folder + ": " + ec.message());
+               : listed.status().WithContext("dataset folder " + folder);
+  }
+  // A sparse frame is a folder; its name is matched without the listing's trailing '/'.
+  std::set<std::string> names;
+  for (std::string& name : *listed) {
+    if (!name.empty() && name.back() == '/')
+      name.pop_back();
+    names.insert(std::move(name));
   }
   // Entry name -> array by longest suffix; ids of the first array.
   std::vector<std::string> ids;
-  for (const fs::directory_entry& entry : it) {
-    const std::string name = entry.path().filename().string();
+  for (const std::string& name : names) {
     int best = -1;
     for (size_t i = 0; i < naming.size(); ++i) {
       if (EndsWith(name, naming[i].suffix) &&
@@ -67,16 +73,16 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
     return InvalidArgumentError("dataset folder " + folder + " has no '*" + naming[0].suffix +
                                 "' cases");
   }
-  std::sort(ids.begin(), ids.end());
   Dataset ds;
+  ds.store_ = std::move(store);
   for (const auto& n : naming) {
     ds.array_names_.push_back(n.name);
   }
   for (std::string& id : ids) {
     CaseFiles c;
     for (const auto& n : naming) {
-      std::string path = (fs::path(folder) / (id + n.suffix)).string();
-      if (!fs::exists(path, ec)) {
+      std::string path = storage::JoinPath(folder, id + n.suffix);
+      if (names.count(id + n.suffix) == 0) {
         return NotFoundError("dataset: case '" + id + "' has no '" + n.name + "' array (" + path +
                              " is missing)");
       }
@@ -88,34 +94,32 @@ Result<Dataset> Dataset::FromFolder(const std::string& folder, std::vector<Array
   return ds;
 }
 
-Result<Dataset> Dataset::FromZarrGroup(const std::string& group, std::vector<std::string> arrays) {
-  std::error_code ec;
-  fs::directory_iterator it(group, ec);
-  if (ec) {
-    return ec == std::errc::no_such_file_or_directory
+Result<Dataset> Dataset::FromZarrGroup(const std::string& group, std::vector<std::string> arrays,
+                                       std::shared_ptr<const storage::Store> store) {
+  Result<std::vector<std::string>> listed = store->List(group);
+  if (!listed.ok()) {
+    return listed.status().code() == StatusCode::kNotFound
                ? NotFoundError("zarr group " + group + " does not exist")
-               : IoError("zarr group " + group + ": " + ec.message());
+               : listed.status().WithContext("zarr group " + group);
   }
   std::vector<std::string> entries;
-  for (const fs::directory_entry& entry : it) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory(ec) && !name.empty() && name[0] != '.')
-      entries.push_back(name);
+  for (const std::string& name : *listed) {
+    if (name.size() > 1 && name.back() == '/' && name[0] != '.')
+      entries.push_back(name.substr(0, name.size() - 1));
   }
-  std::sort(entries.begin(), entries.end());
   std::vector<CaseFiles> cases;
   for (const std::string& name : entries) {
-    const std::string dir = (fs::path(group) / name).string();
+    const std::string dir = storage::JoinPath(group, name);
     CaseFiles c;
     c.id = name;
     if (arrays.empty()) {
-      if (codec::IsZarrPath(dir))
+      if (codec::IsZarrPath(dir, *store))
         c.paths.push_back(dir);
     } else {
       std::vector<std::string> missing;
       for (const std::string& a : arrays) {
-        const std::string path = (fs::path(dir) / a).string();
-        if (codec::IsZarrPath(path)) {
+        const std::string path = storage::JoinPath(dir, a);
+        if (codec::IsZarrPath(path, *store)) {
           c.paths.push_back(path);
         } else {
           missing.push_back(a);
@@ -138,11 +142,12 @@ Result<Dataset> Dataset::FromZarrGroup(const std::string& group, std::vector<std
   }
   if (arrays.empty())
     arrays.push_back("image");
-  return FromList(std::move(arrays), std::move(cases));
+  return FromList(std::move(arrays), std::move(cases), std::move(store));
 }
 
 Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
-                                  std::vector<CaseFiles> cases) {
+                                  std::vector<CaseFiles> cases,
+                                  std::shared_ptr<const storage::Store> store) {
   if (array_names.empty()) {
     return InvalidArgumentError("dataset: no arrays named");
   }
@@ -167,6 +172,7 @@ Result<Dataset> Dataset::FromList(std::vector<std::string> array_names,
     }
   }
   Dataset ds;
+  ds.store_ = std::move(store);
   ds.array_names_ = std::move(array_names);
   ds.cases_ = std::move(cases);
   return ds;

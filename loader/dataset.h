@@ -5,9 +5,10 @@
 /// \file
 /// A training set as the loader sees it: cases, each with the same named arrays (e.g. `image`
 /// of shape (C, Z, Y, X) float32 and `seg` of shape (1, Z, Y, X) int16), each array one `.b2nd`
-/// frame (a file, or a sparse-frame directory). A Dataset only names files; nothing is opened
-/// until the loader does (Loader::Create probes every case). Immutable value type; thread-safe to
-/// read.
+/// frame (a file, or a sparse-frame directory) or zarr array, in one store (local files, or a
+/// remote store whose paths are URLs: storage/remote). A Dataset only names files; nothing is
+/// opened until the loader does (Loader::Create probes every case). Immutable value type;
+/// thread-safe to read.
 ///
 /// Example (an nnU-Net preprocessed configuration folder):
 /// \code
@@ -17,6 +18,7 @@
 /// \endcode
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "codec/b2nd_meta.h"
 #include "codec/frame_reader.h"
 #include "common/result.h"
+#include "storage/store.h"
 
 namespace patchfeed::loader {
 
@@ -44,24 +47,31 @@ class Dataset {
  public:
   /// nnU-Net's rule: every `<id>.b2nd` not ending in `_seg.b2nd` is a case, sorted by id; its
   /// arrays are "image" (`<id>.b2nd`) and "seg" (`<id>_seg.b2nd`, which must exist).
-  static Result<Dataset> FromNnUNetFolder(const std::string& folder);
+  static Result<Dataset> FromNnUNetFolder(
+      const std::string& folder,
+      std::shared_ptr<const storage::Store> store = storage::LocalFiles());
 
   /// The general rule: array i's files end in `naming[i].suffix`. A folder entry belongs to
   /// the array with the longest matching suffix; the first array's entries define the case
   /// ids (sorted), and every other array must have a file for each of them (kNotFound naming
   /// the missing file). kInvalidArgument for an empty naming or no cases.
-  static Result<Dataset> FromFolder(const std::string& folder, std::vector<ArrayNaming> naming);
+  static Result<Dataset> FromFolder(
+      const std::string& folder, std::vector<ArrayNaming> naming,
+      std::shared_ptr<const storage::Store> store = storage::LocalFiles());
 
   /// One case per entry of a zarr group (a directory), sorted by name. With `arrays` empty,
   /// every entry that is a zarr array or an OME-Zarr image group (its highest resolution) is a
   /// case with one array, "image". Otherwise every entry that holds all of `arrays` (paths
   /// inside it, e.g. {"image", "labels/0"}) is a case, whose array names are the paths;
   /// entries holding some but not all are kNotFound naming what is missing. Nothing is opened.
-  static Result<Dataset> FromZarrGroup(const std::string& group, std::vector<std::string> arrays);
+  static Result<Dataset> FromZarrGroup(
+      const std::string& group, std::vector<std::string> arrays,
+      std::shared_ptr<const storage::Store> store = storage::LocalFiles());
 
   /// An explicit list; every case needs one path per array name.
-  static Result<Dataset> FromList(std::vector<std::string> array_names,
-                                  std::vector<CaseFiles> cases);
+  static Result<Dataset> FromList(
+      std::vector<std::string> array_names, std::vector<CaseFiles> cases,
+      std::shared_ptr<const storage::Store> store = storage::LocalFiles());
 
   const std::vector<std::string>& array_names() const { return array_names_; }
   /// Index of array `name`, or -1.
@@ -72,10 +82,13 @@ class Dataset {
     return cases_[static_cast<size_t>(case_index)].paths[static_cast<size_t>(array)];
   }
   const std::vector<CaseFiles>& cases() const { return cases_; }
+  /// Where the paths lead (local files, or a remote store whose paths are URLs).
+  const std::shared_ptr<const storage::Store>& store() const { return store_; }
 
  private:
   std::vector<std::string> array_names_;
   std::vector<CaseFiles> cases_;
+  std::shared_ptr<const storage::Store> store_ = storage::LocalFiles();
 };
 
 /// What opening one array's frame tells the loader.

@@ -287,12 +287,13 @@ std::string ForegroundIndex::CachePath(const std::string& cache_dir, const std::
 
 Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
                                                std::vector<LabelSet> keys, uint64_t seed,
-                                               int spatial_dims, storage::IoMode io_mode) {
+                                               int spatial_dims,
+                                               const codec::FrameOpenOptions& open) {
   // An index of a huge label map can need more memory than there is (1 % of its voxels);
   // the failed allocation becomes an error naming the file, not a terminated process.
   int64_t needed = 0;
   try {
-    return BuildIndex(seg_path, std::move(keys), seed, spatial_dims, io_mode, &needed);
+    return BuildIndex(seg_path, std::move(keys), seed, spatial_dims, open, &needed);
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError(
         seg_path + ": not enough memory for its foreground index" +
@@ -302,15 +303,15 @@ Result<ForegroundIndex> ForegroundIndex::Build(const std::string& seg_path,
 
 Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
                                                     std::vector<LabelSet> keys, uint64_t seed,
-                                                    int spatial_dims, storage::IoMode io_mode,
+                                                    int spatial_dims,
+                                                    const codec::FrameOpenOptions& open,
                                                     int64_t* needed_bytes) {
   if (spatial_dims < 1 || spatial_dims > codec::kMaxDims) {
     return InvalidArgumentError(StrCat(seg_path, ": a foreground index has 1 to ", codec::kMaxDims,
                                        " spatial axes, not ", spatial_dims));
   }
-  PATCHFEED_ASSIGN_OR_RETURN(
-      const std::unique_ptr<codec::ArrayReader> opened,
-      codec::OpenArray(seg_path, codec::FrameOpenOptions{.io_mode = io_mode}));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::unique_ptr<codec::ArrayReader> opened,
+                             codec::OpenArray(seg_path, open));
   const codec::ArrayReader& reader = *opened;
   const codec::NdGeometry& g = reader.geometry();
   PATCHFEED_ASSIGN_OR_RETURN(const LabelType type,
@@ -446,9 +447,9 @@ Result<ForegroundIndex> ForegroundIndex::BuildIndex(const std::string& seg_path,
 Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path,
                                                      std::vector<LabelSet> keys, uint64_t seed,
                                                      int spatial_dims, const std::string& cache_dir,
-                                                     storage::IoMode io_mode) {
+                                                     const codec::FrameOpenOptions& open) {
   if (cache_dir.empty()) {
-    return Build(seg_path, std::move(keys), seed, spatial_dims, io_mode);
+    return Build(seg_path, std::move(keys), seed, spatial_dims, open);
   }
   const std::string index_path = CachePath(cache_dir, seg_path, keys, seed, spatial_dims);
   std::error_code ec;
@@ -469,7 +470,7 @@ Result<ForegroundIndex> ForegroundIndex::BuildOrLoad(const std::string& seg_path
     }
   }
   PATCHFEED_ASSIGN_OR_RETURN(ForegroundIndex index,
-                             Build(seg_path, std::move(keys), seed, spatial_dims, io_mode));
+                             Build(seg_path, std::move(keys), seed, spatial_dims, open));
   fs::create_directories(cache_dir, ec);
   (void)index.Save(index_path);  // best effort: see the header
   return index;

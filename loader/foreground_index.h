@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "codec/frame_reader.h"
 #include "common/result.h"
-#include "storage/byte_source.h"
 
 namespace patchfeed::loader {
 
@@ -61,11 +61,11 @@ class ForegroundIndex {
   /// present, ascending (nnU-Net stores -1 outside the body mask, which is not a class). The
   /// same (file, keys, seed) gives the same index. kUnimplemented for float label maps;
   /// kResourceExhausted, naming the file and the bytes, when the index cannot be held in
-  /// memory; codec errors name the file. The label map is read with `io_mode` (the loader's:
+  /// memory; codec errors name the file. The label map is opened with `open` (the loader's:
   /// positional reads on file systems where mappings are slow or refused).
   static Result<ForegroundIndex> Build(const std::string& seg_path, std::vector<LabelSet> keys,
                                        uint64_t seed, int spatial_dims,
-                                       storage::IoMode io_mode = storage::IoMode::kMmap);
+                                       const codec::FrameOpenOptions& open = {});
 
   /// Loads the index of `seg_path` from `cache_dir` (CachePath) when it was built from this
   /// file as it is now (same size and modification time) with these keys, seed and spatial axes;
@@ -75,7 +75,7 @@ class ForegroundIndex {
   static Result<ForegroundIndex> BuildOrLoad(const std::string& seg_path,
                                              std::vector<LabelSet> keys, uint64_t seed,
                                              int spatial_dims, const std::string& cache_dir,
-                                             storage::IoMode io_mode = storage::IoMode::kMmap);
+                                             const codec::FrameOpenOptions& open = {});
 
   /// Reads an index file, validating every field, the coordinates against the shape and a
   /// checksum. kNotFound if missing; kDataLoss naming the file and the fault otherwise.
@@ -112,7 +112,8 @@ class ForegroundIndex {
  private:
   static Result<ForegroundIndex> BuildIndex(const std::string& seg_path, std::vector<LabelSet> keys,
                                             uint64_t seed, int spatial_dims,
-                                            storage::IoMode io_mode, int64_t* needed_bytes);
+                                            const codec::FrameOpenOptions& open,
+                                            int64_t* needed_bytes);
   static Result<ForegroundIndex> Parse(const std::string& path, const std::vector<char>& bytes);
 
   std::vector<int64_t> shape_;

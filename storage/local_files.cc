@@ -62,6 +62,12 @@ const std::shared_ptr<const Store>& LocalFiles() {
   return store;
 }
 
+std::string JoinPath(const std::string& folder, const std::string& name) {
+  if (folder.empty() || folder.back() == '/')
+    return folder + name;
+  return folder + "/" + name;
+}
+
 Result<std::string> ReadSmallFile(const Store& store, const std::string& path, uint64_t max_bytes) {
   PATCHFEED_ASSIGN_OR_RETURN(auto source, store.Open(path, IoMode::kPread));
   if (source->size() > max_bytes) {

@@ -47,6 +47,9 @@ class Store {
 /// The local file system: paths as open(2) takes them.
 const std::shared_ptr<const Store>& LocalFiles();
 
+/// `folder` + "/" + `name`, without doubling a '/' that ends `folder` ("s3://bucket/" + "a").
+std::string JoinPath(const std::string& folder, const std::string& name);
+
 /// Reads the whole file at `path` when it holds at most `max_bytes` (metadata documents, whose
 /// size is the file's to claim: kDataLoss naming the file when it claims more).
 Result<std::string> ReadSmallFile(const Store& store, const std::string& path, uint64_t max_bytes);

@@ -14,11 +14,11 @@ ForegroundStore::ForegroundStore(std::vector<std::string> seg_paths, int spatial
                                  std::vector<LabelSet> keys, uint64_t seed, int64_t resident_bytes,
                                  std::string cache_dir,
                                  std::vector<std::shared_ptr<const ForegroundIndex>> given,
-                                 storage::IoMode io_mode)
+                                 codec::FrameOpenOptions open)
     : seg_paths_(std::move(seg_paths)),
       spatial_dims_(spatial_dims),
       cache_dir_(std::move(cache_dir)),
-      io_mode_(io_mode),
+      open_(std::move(open)),
       keys_(std::move(keys)),
       seed_(seed),
       resident_cap_(resident_bytes),
@@ -38,8 +38,8 @@ Status ForegroundStore::Prepare(int64_t case_index) {
     counts_[i] = resident_[i]->counts();
     return Status::Ok();
   }
-  auto index = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
-                                            io_mode_);
+  auto index =
+      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_, open_);
   if (!index.ok()) {
     return index.status().WithContext("foreground index of " + seg_paths_[i]);
   }
@@ -73,8 +73,8 @@ Result<ForegroundStore::Index> ForegroundStore::Lazy(int64_t case_index) const {
   }
   const auto i = static_cast<size_t>(case_index);
   // Loads the saved file; rebuilds (and retries the save) only when it is gone or stale.
-  auto loaded = ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_,
-                                             io_mode_);
+  auto loaded =
+      ForegroundIndex::BuildOrLoad(seg_paths_[i], keys_, seed_, spatial_dims_, cache_dir_, open_);
   if (!loaded.ok()) {
     return loaded.status().WithContext("foreground index of " + seg_paths_[i]);
   }

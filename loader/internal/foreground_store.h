@@ -29,11 +29,11 @@ namespace patchfeed::loader::internal_loader {
 class ForegroundStore {
  public:
   /// `seg_paths[i]` is case i's label map, whose last `spatial_dims` axes are spatial;
-  /// `given[i]`, when `given` is not empty, its index. Label maps are read with `io_mode`.
+  /// `given[i]`, when `given` is not empty, its index. Label maps are opened with `open`.
   ForegroundStore(std::vector<std::string> seg_paths, int spatial_dims, std::vector<LabelSet> keys,
                   uint64_t seed, int64_t resident_bytes, std::string cache_dir,
                   std::vector<std::shared_ptr<const ForegroundIndex>> given,
-                  storage::IoMode io_mode = storage::IoMode::kMmap);
+                  codec::FrameOpenOptions open = {});
 
   /// Builds or loads case `case_index`'s index and records its counts.
   Status Prepare(int64_t case_index);
@@ -57,7 +57,7 @@ class ForegroundStore {
   std::vector<std::string> seg_paths_;
   int spatial_dims_;
   std::string cache_dir_;
-  storage::IoMode io_mode_;
+  codec::FrameOpenOptions open_;
   std::vector<LabelSet> keys_;
   uint64_t seed_;
   int64_t resident_cap_;

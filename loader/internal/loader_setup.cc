@@ -290,8 +290,8 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   p.config = std::move(config);
   const LoaderConfig& c = p.config;
   p.slab_2d = IsSlab2d(c);
-  p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files,
-                                            codec::FrameOpenOptions{c.io_mode});
+  const codec::FrameOpenOptions open{.io_mode = c.io_mode, .store = c.dataset.store()};
+  p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files, open);
   if (WantForeground(c)) {
     const int seg = c.dataset.array_index(c.foreground.seg_array);
     if (seg < 0) {
@@ -312,7 +312,7 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
         std::move(seg_paths), static_cast<int>(c.sampler.patch_size.size()), c.foreground.keys,
         c.foreground.seed, c.foreground.resident_bytes,
         c.foreground.cache_dir.value_or(ForegroundIndex::DefaultCacheDir()), c.foreground.indexes,
-        c.io_mode);
+        open);
   }
   PATCHFEED_ASSIGN_OR_RETURN(std::vector<CaseInfo> cases, ProbeCases(arena, p));
 
