@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -58,6 +59,19 @@ class ByteSource {
   /// The descriptor of a file read with pread, for a caller that reads it asynchronously
   /// (the loader's I/O engine); -1 for mapped files and buffers. Owned by the source.
   virtual int fd() const { return -1; }
+
+  /// Whether ReadAsync returns before the bytes arrive: sources whose reads wait on a network
+  /// (remote objects), which the loader keeps many reads in flight for as it does for fd().
+  virtual bool reads_async() const { return false; }
+
+  /// Reads `out.size()` bytes at `offset` into `out`; `done` runs exactly once with the result.
+  /// Where reads_async(), it runs later on the source's engine thread (return from it at once:
+  /// hand the work on), and `out` must stay valid until then; otherwise it runs here, after a
+  /// ReadAt.
+  virtual void ReadAsync(uint64_t offset, std::span<std::byte> out,
+                         std::function<void(Status)> done) const {
+    done(ReadAt(offset, out));
+  }
 
   /// A hint that ReadAt of each of `ranges` follows: the dictionary and block streams of the
   /// chunk that spans `chunk` in the file, once its header and offsets said where they are.

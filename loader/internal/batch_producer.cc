@@ -29,7 +29,9 @@ BatchProducer::BatchProducer(const LoaderParts& parts, SlotScheduler* scheduler,
   if (parts_.config.augment) {
     augmented_.emplace(parts_, &reader_);
   }
-  if (parts_.io != nullptr) {
+  // Reads in flight: through the I/O engine for local files read with pread, and through the
+  // store itself for a remote one (its objects read asynchronously, whatever io_mode says).
+  if (parts_.io != nullptr || parts_.config.dataset.store() != storage::LocalFiles()) {
     prefetcher_.emplace(parts_, parts_.io.get(), &reader_, &counters_);
   }
 }

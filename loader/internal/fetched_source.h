@@ -54,6 +54,11 @@ class FetchedSource final : public storage::ByteSource {
   const std::string& name() const override { return file_.name(); }
   uint64_t size() const override { return file_.size(); }
   int fd() const override { return file_.fd(); }
+  bool reads_async() const override { return file_.reads_async(); }
+  void ReadAsync(uint64_t offset, std::span<std::byte> out,
+                 std::function<void(Status)> done) const override {
+    file_.ReadAsync(offset, out, std::move(done));
+  }
   /// Always null: the codec must treat the file as read with pread, which is what makes it
   /// read only the blocks it needs (fetched bytes reach it through ReadAt and ChunkImage).
   const std::byte* Data(uint64_t, size_t) const override { return nullptr; }

@@ -88,8 +88,11 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
       continue;  // PlanBox failed (the failure is recorded), or nothing to read
     const OutputArray& out = parts_.outputs[read.output];
     auto array = parts_.files->Get(read.case_index, out.dataset_array);
-    if (!array.ok() || (*array)->file() == nullptr || (*array)->file()->fd() < 0)
+    if (!array.ok() || (*array)->file() == nullptr)
       continue;  // the task reads it (and reports an open error) itself
+    const storage::ByteSource& file = *(*array)->file();
+    if (!file.reads_async() && (file.fd() < 0 || io_ == nullptr))
+      continue;  // mapped: the task reads it
     Job job;
     job.read = &read;
     job.array = std::move(*array);
@@ -150,13 +153,18 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     for (size_t k = 0; k < requests.size(); ++k) {
       auto& [job, range] = requests[k];
       bytes += static_cast<int64_t>(range.length);
-      io_.Submit({job->source->fd(), range.offset, job->source->AddFetch(range), job->label,
-                  [&inflight, &results, k](Status status) {
-                    results[k] = std::move(status);
-                    std::lock_guard lock(inflight.mu);
-                    if (--inflight.pending == 0)
-                      inflight.cv.notify_one();
-                  }});
+      auto done = [&inflight, &results, k](Status status) {
+        results[k] = std::move(status);
+        std::lock_guard lock(inflight.mu);
+        if (--inflight.pending == 0)
+          inflight.cv.notify_one();
+      };
+      const std::span<std::byte> into = job->source->AddFetch(range);
+      if (job->source->reads_async()) {
+        job->source->ReadAsync(range.offset, into, std::move(done));
+      } else {
+        io_->Submit({job->source->fd(), range.offset, into, job->label, std::move(done)});
+      }
     }
     MetricsCounters::Add(counters_.io_requests, static_cast<int64_t>(requests.size()));
     MetricsCounters::Add(counters_.io_bytes, bytes);

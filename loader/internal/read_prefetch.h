@@ -38,11 +38,12 @@ namespace patchfeed::loader::internal_loader {
 
 class ReadPrefetcher {
  public:
-  /// `io` must outlive the prefetcher and every round it fetched for.
+  /// `io` must outlive the prefetcher and every round it fetched for; null when only sources
+  /// that read asynchronously themselves (remote objects) are fetched ahead.
   ReadPrefetcher(const LoaderParts& parts, storage::IoEngine* io, SampleReader* reader,
                  MetricsCounters* counters)
       : parts_(parts),
-        io_(*io),
+        io_(io),
         reader_(*reader),
         counters_(*counters),
         arenas_(static_cast<size_t>(parts.ring.ring_size())),
@@ -55,7 +56,7 @@ class ReadPrefetcher {
 
  private:
   const LoaderParts& parts_;
-  storage::IoEngine& io_;
+  storage::IoEngine* io_;
   SampleReader& reader_;
   MetricsCounters& counters_;
   std::vector<ByteArena> arenas_;  ///< per slot: its round's fetched bytes, reused
