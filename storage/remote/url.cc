@@ -168,18 +168,6 @@ Result<RemoteUrl> ParseRemoteUrl(std::string_view url) {
   return UrlError(url, "the scheme is not one of s3://, gs://, http://, https://");
 }
 
-std::string JoinKey(std::string_view prefix, std::string_view name) {
-  while (!prefix.empty() && prefix.back() == '/')
-    prefix.remove_suffix(1);
-  while (!name.empty() && name.front() == '/')
-    name.remove_prefix(1);
-  if (prefix.empty())
-    return std::string(name);
-  if (name.empty())
-    return std::string(prefix);
-  return StrCat(prefix, "/", name);
-}
-
 std::string UriEncode(std::string_view text, bool keep_slash) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;

@@ -45,9 +45,6 @@ bool IsRemoteUrl(std::string_view path);
 /// a missing or malformed bucket or host, a bad port, user info, a query or a fragment.
 Result<RemoteUrl> ParseRemoteUrl(std::string_view url);
 
-/// `prefix` + "/" + `name`, without doubling or leading slashes; either may be empty.
-std::string JoinKey(std::string_view prefix, std::string_view name);
-
 /// Percent-encodes `text` as AWS Signature V4 canonicalizes it: the unreserved characters
 /// A-Z a-z 0-9 - _ . ~ stay, every other byte becomes %XX (upper-case hex); '/' stays when
 /// `keep_slash`. libcurl 7.88 signs the path and query exactly as sent, so what we send must

@@ -78,13 +78,6 @@ TEST(RemoteUrlTest, KnowsRemoteFromLocal) {
   EXPECT_FALSE(IsRemoteUrl("file:///x"));
 }
 
-TEST(RemoteUrlTest, JoinsKeysWithOneSlash) {
-  EXPECT_EQ(JoinKey("", "a"), "a");
-  EXPECT_EQ(JoinKey("p", ""), "p");
-  EXPECT_EQ(JoinKey("p/", "/a/b"), "p/a/b");
-  EXPECT_EQ(JoinKey("p//", "a"), "p/a");
-}
-
 // The encodings Signature V4 canonicalizes to (AWS's UriEncode rules): unreserved characters
 // stay, everything else is %XX with upper-case hex, '/' only kept in paths.
 TEST(RemoteUrlTest, EncodesAsSignatureV4Canonicalizes) {
