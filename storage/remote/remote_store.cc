@@ -222,11 +222,11 @@ Result<ObjectInfo> RemoteStore::Head(const Target& target) const {
   HttpResult head = SubmitAndWait(*engine_, target.Request(HttpMethod::kHead, url, target.name));
   if (head.status.ok())
     return std::move(head.info);
-  if (head.http_status < 400 || head.http_status >= 500 || head.http_status == 404)
+  if (head.http_status == 0 || head.http_status >= 500 || head.http_status == 404)
     return RemoteRequestError(head, target.name, access);
   // A HEAD answer has no body, so no error code: ask for the first byte to learn why (which
-  // credentials were refused and why access was denied). A server that refuses HEAD but
-  // serves ranges gives the size this way too.
+  // credentials were refused, why access was denied, which endpoint a bucket in another region
+  // wants). A server that refuses HEAD but serves ranges gives the size this way too.
   HttpRequest probe = target.Request(HttpMethod::kGet, url, target.name);
   std::byte first{};
   probe.ranged = true;
