@@ -50,12 +50,12 @@ class S3StoreTest : public ::testing::Test {
     ASSERT_OK(server_->PutObject(SeaweedServer::kPublicBucket, "data/p.bin", data_));
   }
 
-  RemoteOptions Options(std::string_view key = SeaweedServer::kAdminKey,
-                        std::string_view secret = SeaweedServer::kAdminSecret) const {
+  // Signed as admin unless another key is given.
+  RemoteOptions Options(std::string_view key = {}, std::string_view secret = {}) const {
     RemoteOptions options;
     options.endpoint_url = server_->endpoint();
-    options.key = std::string(key);
-    options.secret = std::string(secret);
+    options.key = key.empty() ? server_->admin_key() : std::string(key);
+    options.secret = key.empty() ? server_->admin_secret() : std::string(secret);
     return options;
   }
 
@@ -105,7 +105,7 @@ void S3StoreTest::SignedRangeReadsGiveTheExactBytes() {
   EXPECT_TRUE(Same(out, data_, 0));
 
   // The read-only identity reads too.
-  auto reader = Store(Options(SeaweedServer::kReaderKey, SeaweedServer::kReaderSecret));
+  auto reader = Store(Options(server_->readonly_key(), server_->readonly_secret()));
   ASSERT_OK_AND_ASSIGN(auto via_reader, reader->Open("s3://private/data/a.bin", IoMode::kPread));
   ASSERT_OK(via_reader->ReadAt(1, std::span(out).first(10)));
   EXPECT_TRUE(Same(std::span(out).first(10), data_, 1));
@@ -181,7 +181,7 @@ void S3StoreTest::ListsNamesDirectlyInAFolder() {
 }
 
 void S3StoreTest::RefusedCredentialsFailAtOpenSayingWhereTheyCameFrom() {
-  auto wrong_secret = Store(Options(SeaweedServer::kAdminKey, "wrong"));
+  auto wrong_secret = Store(Options(server_->admin_key(), "wrong"));
   EXPECT_THAT(wrong_secret->Open("s3://private/data/a.bin", IoMode::kPread),
               StatusIs(StatusCode::kIoError,
                        AllOf(HasSubstr("s3://private/data/a.bin"),
@@ -195,7 +195,7 @@ void S3StoreTest::RefusedCredentialsFailAtOpenSayingWhereTheyCameFrom() {
 
   // From a profile in a credentials file named by the environment.
   testing::TempDir dir;
-  std::ofstream(dir / "credentials") << "[bad]\naws_access_key_id = " << SeaweedServer::kAdminKey
+  std::ofstream(dir / "credentials") << "[bad]\naws_access_key_id = " << server_->admin_key()
                                      << "\naws_secret_access_key = wrong\n";
   const Environment env = {{"AWS_PROFILE", "bad"},
                            {"AWS_SHARED_CREDENTIALS_FILE", dir / "credentials"},

@@ -1,28 +1,40 @@
-#!/usr/bin/env python3
 # Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-"""A static file server with single-range GETs and injectable faults, for the C++ remote tests.
+"""The servers the C++ remote tests start, as child processes they stop with SIGTERM.
 
-Usage: remote_test_server.py ROOT_DIR. Serves ROOT_DIR under /files/ on a free port of
-127.0.0.1 and prints that port on stdout once it listens. GET and HEAD answer Range
-("bytes=a-b", "bytes=a-") with 206 and Content-Range, 416 past the end, ETag and Last-Modified,
-and 412 to an If-Match that no longer matches. Faults, each used by one later GET of a file:
-  POST /_control/faults  {"faults": ["503", "429", "500", "reset", "short", "long",
-                                     "wrong_range", "ignore_range", "delay:SECONDS"]}
-  POST /_control/delay   {"seconds": S}   delays every GET of a file by S from now on
-  GET  /_control/stats   {"requests", "in_flight", "max_in_flight"} for GETs of files
+remote_test_server.py seaweed
+    SeaweedFS's S3 gateway through tests/servers/seaweed.py (SeaweedS3: its flags, identities
+    and clean-up live there); prints "ENDPOINT ADMIN_KEY ADMIN_SECRET READONLY_KEY
+    READONLY_SECRET" once it answers, stops it on SIGTERM.
+remote_test_server.py files ROOT_DIR
+    Serves ROOT_DIR under /files/ on a free port of 127.0.0.1 and prints the port. GET and HEAD
+    answer Range as tests/servers/range_http.py parses it (206 and Content-Range, 416 past the
+    end) with ETag and Last-Modified, and 412 to an If-Match that no longer matches. Faults the
+    fault proxy cannot make (it forwards the upstream's bytes) are made here, each used by one
+    later GET of a file:
+      POST /_control/faults  {"faults": ["503", "429", "500", "reset", "short", "long",
+                                         "wrong_range", "ignore_range", "delay:SECONDS"]}
+      POST /_control/delay   {"seconds": S}   delays every GET of a file by S from now on
+      GET  /_control/stats   {"requests", "in_flight", "max_in_flight"} for GETs of files
 """
+
 import asyncio
 import hashlib
-import json
 import os
+import pathlib
+import signal
 import socket
 import struct
 import sys
 
-from aiohttp import web
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "servers")
+)
+from range_http import parse_range  # tests/servers, found through the path above
 
-SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
-             b'<Message>Please reduce your request rate.</Message></Error>')
+SLOW_DOWN = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message></Error>"
+)
 
 
 class State:
@@ -33,22 +45,6 @@ class State:
         self.requests = 0
         self.in_flight = 0
         self.max_in_flight = 0
-
-
-def parse_range(header, size):
-    """(first, last) of a single "bytes=a-b" / "bytes=a-" range, None when absent, "bad" else."""
-    if header is None:
-        return None
-    if not header.startswith("bytes=") or "," in header:
-        return "bad"
-    first, _, last = header[6:].partition("-")
-    if not first.isdigit() or (last and not last.isdigit()):
-        return "bad"
-    first = int(first)
-    last = min(int(last), size - 1) if last else size - 1
-    if first >= size or last < first:
-        return "bad"
-    return first, last
 
 
 def abort(request, reset):
@@ -63,18 +59,19 @@ async def serve_file(request):
     path = os.path.realpath(os.path.join(state.root, request.match_info["path"]))
     if not path.startswith(state.root + os.sep) or not os.path.isfile(path):
         return web.Response(status=404, text="not found")
-    with open(path, "rb") as f:
-        data = f.read()
-    stat = os.stat(path)
-    etag = '"%s"' % hashlib.md5(data).hexdigest()
-    headers = {"ETag": etag, "Accept-Ranges": "bytes",
-               "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT"}
+    data = await asyncio.to_thread(pathlib.Path(path).read_bytes)
+    etag = f'"{hashlib.md5(data).hexdigest()}"'
+    headers = {
+        "ETag": etag,
+        "Accept-Ranges": "bytes",
+        "Last-Modified": "Thu, 01 Jan 2026 00:00:00 GMT",
+    }
     if_match = request.headers.get("If-Match")
     if if_match is not None and if_match != etag:
         return web.Response(status=412, headers=headers, text="precondition failed")
-    rng = parse_range(request.headers.get("Range"), stat.st_size)
-    if rng == "bad":
-        headers["Content-Range"] = "bytes */%d" % stat.st_size
+    rng = parse_range(request.headers.get("Range"), len(data))
+    if rng == "unsatisfiable":
+        headers["Content-Range"] = f"bytes */{len(data)}"
         return web.Response(status=416, headers=headers)
     if request.method == "HEAD":
         headers["Content-Length"] = str(len(data))
@@ -90,21 +87,24 @@ async def serve_file(request):
         if fault.startswith("delay:"):
             await asyncio.sleep(float(fault[6:]))
         if fault in ("503", "429", "500"):
-            return web.Response(status=int(fault), body=SLOW_DOWN, content_type="application/xml")
+            return web.Response(
+                status=int(fault), body=SLOW_DOWN, content_type="application/xml"
+            )
         status, body = 200, data
         if rng is not None and fault != "ignore_range":
             first, last = rng
-            status, body = 206, data[first:last + 1]
+            status, body = 206, data[first : last + 1]
             shift = 1 if fault == "wrong_range" else 0
-            headers["Content-Range"] = "bytes %d-%d/%d" % (first + shift, last + shift,
-                                                           len(data))
+            headers["Content-Range"] = (
+                f"bytes {first + shift}-{last + shift}/{len(data)}"
+            )
         if fault == "long":
             body = body + b"\0" * 10
         response = web.StreamResponse(status=status, headers=headers)
         response.content_length = len(body)
         await response.prepare(request)
         if fault in ("reset", "short"):
-            await response.write(body[:len(body) // 2])
+            await response.write(body[: len(body) // 2])
             await asyncio.sleep(0.01)
             abort(request, reset=fault == "reset")
             return response
@@ -127,11 +127,16 @@ async def post_delay(request):
 
 async def get_stats(request):
     s = request.app["state"]
-    return web.json_response({"requests": s.requests, "in_flight": s.in_flight,
-                              "max_in_flight": s.max_in_flight})
+    return web.json_response(
+        {
+            "requests": s.requests,
+            "in_flight": s.in_flight,
+            "max_in_flight": s.max_in_flight,
+        }
+    )
 
 
-async def main(root):
+async def serve_files(root):
     app = web.Application()
     app["state"] = State(root)
     app.router.add_route("GET", "/files/{path:.+}", serve_file)
@@ -147,5 +152,32 @@ async def main(root):
     await asyncio.Event().wait()
 
 
+def run_seaweed():
+    from seaweed import SeaweedS3
+
+    server = SeaweedS3().start()
+
+    def stop(*_):
+        server.stop()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    print(
+        server.endpoint,
+        server.admin_key,
+        server.admin_secret,
+        server.readonly_key,
+        server.readonly_secret,
+        flush=True,
+    )
+    while True:
+        signal.pause()
+
+
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    if sys.argv[1] == "seaweed":
+        run_seaweed()
+    else:
+        from aiohttp import web
+
+        asyncio.run(serve_files(sys.argv[2]))

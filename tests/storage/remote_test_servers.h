@@ -4,11 +4,11 @@
 
 /// \file
 /// Real servers for the remote backend's tests, started and stopped by the tests themselves on
-/// free ports of 127.0.0.1: SeaweedFS's S3 gateway (`weed server -s3`) and
-/// remote_test_server.py (aiohttp: ranges, ETags and injected faults). Each Start returns
-/// nullptr with the reason when the server cannot run here, for GTEST_SKIP. A server is
-/// stopped by its own process id (SIGTERM, then SIGKILL after a grace period) when the object
-/// dies.
+/// free ports of 127.0.0.1, both through remote_test_server.py: SeaweedFS's S3 gateway (as
+/// tests/servers/seaweed.py runs it) and a range file server with injected faults (aiohttp).
+/// Each Start returns nullptr with the reason when the server cannot run here, for GTEST_SKIP.
+/// A server is stopped by its own process id (SIGTERM, then SIGKILL after a grace period) when
+/// the object dies, or when the test process dies first (PR_SET_PDEATHSIG).
 
 #include <sys/types.h>
 
@@ -25,10 +25,9 @@ namespace patchfeed::testing {
 class ChildProcess {
  public:
   /// Runs `argv` with stdout to a pipe (read with ReadLine) and stderr to `log_path`. When
-  /// destroyed, the child gets SIGTERM, then SIGKILL after `stop_grace_s`.
+  /// destroyed, the child gets SIGTERM, then SIGKILL after 20 s.
   static Result<std::unique_ptr<ChildProcess>> Spawn(const std::vector<std::string>& argv,
-                                                     const std::string& log_path,
-                                                     double stop_grace_s);
+                                                     const std::string& log_path);
   ~ChildProcess();
   /// One line of the child's stdout, waiting at most `timeout_s`; empty on timeout or exit.
   std::string ReadLine(double timeout_s);
@@ -36,11 +35,9 @@ class ChildProcess {
   pid_t pid() const { return pid_; }
 
  private:
-  ChildProcess(pid_t pid, int out_fd, double stop_grace_s)
-      : pid_(pid), out_fd_(out_fd), stop_grace_s_(stop_grace_s) {}
+  ChildProcess(pid_t pid, int out_fd) : pid_(pid), out_fd_(out_fd) {}
   pid_t pid_;
   int out_fd_;
-  double stop_grace_s_;
   bool reaped_ = false;
 };
 
@@ -55,28 +52,31 @@ Result<PlainResponse> PlainRequest(std::string_view method, const std::string& u
                                    std::string_view body = {}, std::string_view key = {},
                                    std::string_view secret = {});
 
+/// SeaweedFS's S3 gateway, run by tests/servers/seaweed.py (through remote_test_server.py):
+/// identities admin (everything), readonly (Read, List) and anonymous (Read and List on the
+/// bucket `public` only).
 class SeaweedServer {
  public:
-  static constexpr char kAdminKey[] = "PFADMINKEY";
-  static constexpr char kAdminSecret[] = "pf-admin-secret";
-  static constexpr char kReaderKey[] = "PFREADERKEY";
-  static constexpr char kReaderSecret[] = "pf-reader-secret";
-  /// Anonymous requests may read and list this bucket only.
   static constexpr char kPublicBucket[] = "public";
 
   static std::unique_ptr<SeaweedServer> Start(std::string* why_not);
-  ~SeaweedServer();
 
   const std::string& endpoint() const { return endpoint_; }  ///< "http://127.0.0.1:PORT"
+  const std::string& admin_key() const { return admin_key_; }
+  const std::string& admin_secret() const { return admin_secret_; }
+  const std::string& readonly_key() const { return readonly_key_; }
+  const std::string& readonly_secret() const { return readonly_secret_; }
   /// With the admin identity.
   Status CreateBucket(std::string_view bucket);
   Status PutObject(std::string_view bucket, std::string_view key, std::string_view bytes);
 
  private:
   SeaweedServer() = default;
-  std::string dir_;
   std::string endpoint_;
-  std::vector<int> ports_;
+  std::string admin_key_;
+  std::string admin_secret_;
+  std::string readonly_key_;
+  std::string readonly_secret_;
   std::unique_ptr<ChildProcess> process_;
 };
 
