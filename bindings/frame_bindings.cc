@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/status_to_exception.h"
+#include "bindings/storage_store.h"
 #include "codec/array_reader.h"
 #include "codec/frame_writer.h"
 #include "common/byte_size.h"
@@ -35,8 +36,9 @@ codec::FrameOpenOptions OpenOptions(const std::string& io) {
 // several Python threads at once (the GIL is released), each with its own scratch.
 class PyArray {
  public:
-  PyArray(const std::string& path, const std::string& io, int level) {
-    const codec::FrameOpenOptions options = OpenOptions(io);
+  PyArray(const std::string& path, const std::string& io, int level, const py::object& store) {
+    codec::FrameOpenOptions options = OpenOptions(io);
+    options.store = StoreOr(store, path);
     Result<std::unique_ptr<codec::ArrayReader>> r = InternalError("not run");
     {
       py::gil_scoped_release release;
@@ -133,10 +135,11 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
 
 void RegisterFrames(py::module_& m) {
   py::class_<PyArray, std::shared_ptr<PyArray>>(m, "ArrayReader")
-      .def(py::init<const std::string&, const std::string&, int>(), py::arg("path"),
-           py::arg("io") = "mmap", py::arg("level") = 0,
+      .def(py::init<const std::string&, const std::string&, int, const py::object&>(),
+           py::arg("path"), py::arg("io") = "mmap", py::arg("level") = 0,
+           py::arg("store") = py::none(),
            "Opens a .b2nd file or sparse frame directory, a zarr v2/v3 array, or an OME-Zarr "
-           "group's level.")
+           "group's level, in `store` (a _core.Store; default: the one the path leads to).")
       .def_property_readonly("shape", [](const PyArray& a) { return a.reader().geometry().shape; })
       // Bytes, not str: the dtype string is untrusted file content (the package parses it).
       .def_property_readonly("dtype",

@@ -27,6 +27,7 @@
 #include "bindings/gil_release.h"
 #include "bindings/loader_options.h"
 #include "bindings/status_to_exception.h"
+#include "bindings/storage_store.h"
 #include "loader/dataset.h"
 #include "loader/loader.h"
 
@@ -262,17 +263,20 @@ class PyLoader {
   std::shared_ptr<Loader> loader_;  // read and written with the GIL held only
 };
 
-Dataset DatasetFromNnUNet(const std::string& folder) {
+Dataset DatasetFromNnUNet(const std::string& folder, const py::object& store) {
+  std::shared_ptr<const storage::Store> s = StoreOr(store, folder);
   Result<Dataset> r = InternalError("not run");
   {
     ScopedGilRelease release;
-    r = Dataset::FromNnUNetFolder(folder);
+    r = Dataset::FromNnUNetFolder(folder, std::move(s));
   }
   return ValueOrThrow(std::move(r));
 }
 
 Dataset DatasetFromFolder(const std::string& folder,
-                          const std::vector<std::pair<std::string, std::string>>& naming) {
+                          const std::vector<std::pair<std::string, std::string>>& naming,
+                          const py::object& store) {
+  std::shared_ptr<const storage::Store> s = StoreOr(store, folder);
   std::vector<loader::ArrayNaming> n;
   for (const auto& [name, suffix] : naming) {
     n.push_back({name, suffix});
@@ -280,19 +284,21 @@ Dataset DatasetFromFolder(const std::string& folder,
   Result<Dataset> r = InternalError("not run");
   {
     ScopedGilRelease release;
-    r = Dataset::FromFolder(folder, std::move(n));
+    r = Dataset::FromFolder(folder, std::move(n), std::move(s));
   }
   return ValueOrThrow(std::move(r));
 }
 
-Dataset DatasetFromList(
-    std::vector<std::string> names,
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& cases) {
+Dataset DatasetFromList(std::vector<std::string> names,
+                        const std::vector<std::pair<std::string, std::vector<std::string>>>& cases,
+                        const py::object& store) {
   std::vector<loader::CaseFiles> c;
   for (const auto& [id, paths] : cases) {
     c.push_back({id, paths});
   }
-  return ValueOrThrow(Dataset::FromList(std::move(names), std::move(c)));
+  // Without a store, the first path says which (a list of URLs, or of local paths).
+  const std::string first = c.empty() || c[0].paths.empty() ? "" : c[0].paths[0];
+  return ValueOrThrow(Dataset::FromList(std::move(names), std::move(c), StoreOr(store, first)));
 }
 
 // A read-only property of _core.Loader that calls a cheap Loader accessor.
@@ -306,18 +312,27 @@ auto LoaderGetter() {
 void RegisterLoader(py::module_& m) {
   py::class_<Dataset>(m, "Dataset", "The cases of a training set and their array files.")
       .def_static("from_nnunet_folder", &DatasetFromNnUNet, py::arg("folder"),
+                  py::arg("store") = py::none(),
                   "nnU-Net's layout: `<id>.b2nd` (image) and `<id>_seg.b2nd` (seg) per case.")
       .def_static("from_folder", &DatasetFromFolder, py::arg("folder"), py::arg("naming"),
+                  py::arg("store") = py::none(),
                   "Arrays named by file suffix: naming is [(array name, suffix), ...].")
       .def_static(
           "from_zarr_group",
-          [](const std::string& group, std::vector<std::string> arrays) {
-            return ValueOrThrow(Dataset::FromZarrGroup(group, std::move(arrays)));
+          [](const std::string& group, std::vector<std::string> arrays, const py::object& store) {
+            std::shared_ptr<const storage::Store> s = StoreOr(store, group);
+            Result<Dataset> r = InternalError("not run");
+            {
+              ScopedGilRelease release;
+              r = Dataset::FromZarrGroup(group, std::move(arrays), std::move(s));
+            }
+            return ValueOrThrow(std::move(r));
           },
-          py::arg("group"), py::arg("arrays"),
+          py::arg("group"), py::arg("arrays"), py::arg("store") = py::none(),
           "One case per entry of a zarr group: arrays [] (each entry one array, 'image') or the "
           "paths of each case's arrays inside its entry.")
       .def_static("from_list", &DatasetFromList, py::arg("array_names"), py::arg("cases"),
+                  py::arg("store") = py::none(),
                   "An explicit list: cases is [(case id, [path per array]), ...].")
       .def_property_readonly("array_names", &Dataset::array_names)
       .def_property_readonly("num_cases", &Dataset::num_cases)

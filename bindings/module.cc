@@ -13,6 +13,7 @@ void RegisterLoader(pybind11::module_& m);
 void RegisterTiles(pybind11::module_& m);
 void RegisterForeground(pybind11::module_& m);
 void RegisterCli(pybind11::module_& m);
+void RegisterStorage(pybind11::module_& m);
 void RegisterAugmentSpatial(pybind11::module_& m);
 void RegisterAugmentIntensity(pybind11::module_& m);
 void RegisterAugmentPipeline(pybind11::module_& m);
@@ -29,6 +30,7 @@ PYBIND11_MODULE(_core, m) {
   patchfeed::internal_python::RegisterTiles(m);
   patchfeed::internal_python::RegisterForeground(m);
   patchfeed::internal_python::RegisterCli(m);
+  patchfeed::internal_python::RegisterStorage(m);
   // Augmentations live in _core.augment; the spatial and intensity files each add theirs.
   pybind11::module_ augment = m.def_submodule("augment", "nnU-Net training augmentations");
   patchfeed::internal_python::RegisterAugmentSpatial(augment);

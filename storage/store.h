@@ -42,6 +42,9 @@ class Store {
   /// The names (not paths) of the files and folders directly in `folder`, sorted; a folder's
   /// name ends with '/'. kNotFound when `folder` is not one.
   virtual Result<std::vector<std::string>> List(const std::string& folder) const = 0;
+
+  /// Whether reads wait on a network (a remote store): the loader then keeps them in flight.
+  virtual bool remote() const { return false; }
 };
 
 /// The local file system: paths as open(2) takes them.

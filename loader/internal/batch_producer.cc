@@ -31,7 +31,7 @@ BatchProducer::BatchProducer(const LoaderParts& parts, SlotScheduler* scheduler,
   }
   // Reads in flight: through the I/O engine for local files read with pread, and through the
   // store itself for a remote one (its objects read asynchronously, whatever io_mode says).
-  if (parts_.io != nullptr || parts_.config.dataset.store() != storage::LocalFiles()) {
+  if (parts_.io != nullptr || parts_.config.dataset.store()->remote()) {
     prefetcher_.emplace(parts_, parts_.io.get(), &reader_, &counters_);
   }
 }

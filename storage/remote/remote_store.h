@@ -106,6 +106,8 @@ class RemoteStore final : public Store {
   /// servers, which offer no listing.
   Result<std::vector<std::string>> List(const std::string& folder) const override;
 
+  bool remote() const override { return true; }
+
   /// The endpoint and credentials requests for `url` use (resolved now if not yet).
   Result<RemoteAccess> AccessFor(const std::string& url) const;
   CurlEngineStats stats() const { return engine_->stats(); }

@@ -24,6 +24,7 @@ PYTHON_ONLY = {
     "as_numpy": "NumPy arrays instead of torch tensors: a choice made in Python",
     "pad_values": "goes, paired with each array name, into the C++ option `arrays`",
     "batch_transform": "a Python callable run on the consumer's thread on delivered tensors",
+    "storage_options": "make the store a dataset folder URL leads to (Dataset.from_nnunet_folder)",
 }
 # Options on both sides whose Python value is resolved before the call, so the Python default
 # differs from the C++ one: {name: (Python default, why)}.

@@ -42,6 +42,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from patchfeed import _core
 from patchfeed.frames import open_array
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -73,10 +74,17 @@ class Case:
 # ---- zarr nodes ---------------------------------------------------------------------------
 
 
-def _read_json(path: str) -> dict[str, Any]:
+# Zarr metadata documents: none a writer makes is larger (codec/zarr_reader.h says the same).
+_MAX_METADATA_BYTES = 16 << 20
+
+
+def _read_json(path: str, store: _core.Store | None = None) -> dict[str, Any]:
     try:
-        with open(path) as f:
-            data = json.load(f)
+        if store is None:
+            with open(path) as f:
+                data = json.load(f)
+        else:
+            data = json.loads(store.read(path, _MAX_METADATA_BYTES))
     except (OSError, ValueError) as e:
         raise ConvertError(f"{path}: cannot read zarr metadata: {e}") from None
     if not isinstance(data, dict):
@@ -84,21 +92,28 @@ def _read_json(path: str) -> dict[str, Any]:
     return data
 
 
-def zarr_node(path: str) -> str | None:
+def zarr_node(path: str, store: _core.Store | None = None) -> str | None:
     """What the directory `path` is, from its zarr metadata: "array", "ome" (an OME-Zarr image
-    group), "group" (any other zarr group), or None (no zarr metadata there)."""
-    if os.path.isfile(os.path.join(path, ".zarray")):
+    group), "group" (any other zarr group), or None (no zarr metadata there). `store`: where
+    `path` leads when it is not a local path (a URL's store)."""
+    def is_file(p: str) -> bool:
+        return os.path.isfile(p) if store is None else store.stat(p) == "file"
+
+    def join(*parts: str) -> str:
+        return os.path.join(*parts) if store is None else "/".join(x.rstrip("/") for x in parts)
+
+    if is_file(join(path, ".zarray")):
         return "array"
-    meta_v3 = os.path.join(path, "zarr.json")
-    if os.path.isfile(meta_v3):
-        meta = _read_json(meta_v3)
+    meta_v3 = join(path, "zarr.json")
+    if is_file(meta_v3):
+        meta = _read_json(meta_v3, store)
         if meta.get("node_type") != "group":
             return "array"
         ome = (meta.get("attributes") or {}).get("ome") or {}  # OME-Zarr 0.5
         return "ome" if "multiscales" in meta or "multiscales" in ome else "group"
-    if os.path.isfile(os.path.join(path, ".zgroup")):
-        attrs_path = os.path.join(path, ".zattrs")  # OME-Zarr 0.4 and older
-        attrs = _read_json(attrs_path) if os.path.isfile(attrs_path) else {}
+    if is_file(join(path, ".zgroup")):
+        attrs_path = join(path, ".zattrs")  # OME-Zarr 0.4 and older
+        attrs = _read_json(attrs_path, store) if is_file(attrs_path) else {}
         return "ome" if "multiscales" in attrs else "group"
     return None
 
@@ -256,8 +271,12 @@ def _cases_from_folder(folder: str, labels: PathLike | None) -> list[Case]:
     return [Case(cid, tuple(paths), found[cid]) for cid, paths in groups.items()]
 
 
-def cases_in_zarr_group(group: str) -> list[Case]:
-    """One case per entry of a zarr group, by the rule in the module docstring."""
+def cases_in_zarr_group(group: str, store: _core.Store | None = None) -> list[Case]:
+    """One case per entry of a zarr group, by the rule in the module docstring. `store`:
+    where `group` leads when it is not a local path (a URL's store: one listing of the group,
+    then each entry's metadata)."""
+    if store is not None and store.remote:
+        return _cases_in_remote_zarr_group(group, store)
     cases = []
     for name in sorted(os.listdir(group)):
         entry = os.path.join(group, name)
@@ -282,6 +301,35 @@ def cases_in_zarr_group(group: str) -> list[Case]:
             if found_labels:
                 raise ConvertError(f"{entry}: holds '{found_labels[0]}' but no 'image'")
             continue  # not a case, e.g. bioformats2raw's "OME" metadata group
+        if len(found_labels) > 1:
+            raise ConvertError(f"{entry}: holds {' and '.join(map(repr, found_labels))}; a case "
+                               f"has one label array (one of {', '.join(ZARR_LABEL_NAMES)})")
+        label = members[found_labels[0]] if found_labels else None
+        cases.append(Case(name, (members["image"],), label))
+    if not cases:
+        raise ConvertError(f"{group}: a zarr group with no cases (entries that are zarr arrays, "
+                           f"OME-Zarr images, or groups holding 'image')")
+    return cases
+
+
+def _cases_in_remote_zarr_group(group: str, store: _core.Store) -> list[Case]:
+    cases = []
+    for name in store.list(group):
+        if name.startswith(".") or not name.endswith("/"):
+            continue
+        name = name[:-1]
+        entry = f"{group.rstrip('/')}/{name}"
+        node = zarr_node(entry, store)
+        if node in ("array", "ome"):
+            cases.append(Case(name, (entry,)))
+            continue
+        if node != "group":
+            continue
+        members = {m: f"{entry}/{m}" for m in ("image",) + ZARR_LABEL_NAMES
+                   if zarr_node(f"{entry}/{m}", store) in ("array", "ome")}
+        found_labels = [m for m in ZARR_LABEL_NAMES if m in members]
+        if "image" not in members:
+            continue
         if len(found_labels) > 1:
             raise ConvertError(f"{entry}: holds {' and '.join(map(repr, found_labels))}; a case "
                                f"has one label array (one of {', '.join(ZARR_LABEL_NAMES)})")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,9 +39,14 @@ class NdArray:
     with: a `.b2nd` file's chunks and blocks; a zarr array's chunks (shards) and, for a sharded
     array, its inner chunks (else the chunks again). Zarr items come in little-endian order."""
 
-    def __init__(self, path: str, io: str = "mmap", level: int = 0) -> None:
+    def __init__(self, path: str, io: str = "mmap", level: int = 0,
+                 storage_options: Mapping[str, Any] | None = None, *,
+                 store: _core.Store | None = None) -> None:
         self.path = str(path)
-        self._reader = _core.ArrayReader(str(path), io, int(level))
+        if store is None:
+            store = _core.store_for(self.path, None if storage_options is None
+                                    else dict(storage_options))
+        self._reader = _core.ArrayReader(self.path, io, int(level), store)
         self.format = self._reader.format
         self.shape = tuple(self._reader.shape)
         self.dtype = _parse_dtype(self._reader.dtype, str(path), self._reader.itemsize)
@@ -131,12 +136,17 @@ class NdArray:
         return out.squeeze(axis=tuple(squeeze)) if squeeze else out
 
 
-def open_array(path: str, io: str = "mmap", level: int = 0) -> NdArray:
+def open_array(path: str, io: str = "mmap", level: int = 0,
+               storage_options: Mapping[str, Any] | None = None) -> NdArray:
     """Opens a `.b2nd` file or sparse frame directory, a zarr v2 or v3 array (a directory with
     `.zarray` or `zarr.json`), or an OME-Zarr image group: its level `level` (0: the highest
-    resolution; or open `<group>/<path>` directly). `io` applies to `.b2nd` files; zarr chunk
-    files are always read with positional reads."""
-    return NdArray(path, io, level)
+    resolution; or open `<group>/<path>` directly). `io` applies to local `.b2nd` files; zarr
+    chunk files are always read with positional reads.
+
+    `path` may be a URL: `s3://bucket/key`, `gs://bucket/key`, `https://host/path`
+    (docs/storage.md). `storage_options` says what the environment does not, with fsspec's
+    names: `endpoint_url`, `anon`, `key`, `secret`, `token`, `region`, `profile`."""
+    return NdArray(path, io, level, storage_options)
 
 
 def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequence[int],

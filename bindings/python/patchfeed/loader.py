@@ -35,13 +35,13 @@ from typing import Any, NamedTuple, Union
 
 from patchfeed import _core, class_locations
 from patchfeed.augment import AugmentationOptions, crop_for, sampler_crop
-from patchfeed.frames import open_array
+from patchfeed.frames import NdArray
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 # Parameters of Loader.__init__ that are not options of the C++ loader: `device`, `as_numpy`
 # and `batch_transform` are Python's alone; `pad_values` goes into the `arrays` option.
-_PYTHON_ONLY = ("self", "device", "as_numpy", "pad_values", "batch_transform")
+_PYTHON_ONLY = ("self", "device", "as_numpy", "pad_values", "batch_transform", "storage_options")
 _STATE_KEYS = ("seed", "epoch", "next_batch", "rank", "world_size")
 _STATE_VERSION = 1
 
@@ -70,6 +70,10 @@ def _close_live_loaders() -> None:
                 thread.join(max(0.0, deadline - time.monotonic()))
 
 
+def _store(path: str, storage_options: Mapping[str, Any] | None) -> _core.Store:
+    return _core.store_for(path, None if storage_options is None else dict(storage_options))
+
+
 class Dataset:
     """The cases of a training set: each case has the same named arrays, one `.b2nd` each.
 
@@ -77,25 +81,37 @@ class Dataset:
     a plain folder path passed to `Loader` means `from_nnunet_folder`.
     """
 
-    def __init__(self, core: _core.Dataset, nnunet_folder: str | None = None) -> None:
+    def __init__(self, core: _core.Dataset, nnunet_folder: str | None = None,
+                 store: _core.Store | None = None) -> None:
         self._core = core
         self.nnunet_folder = nnunet_folder  #: the nnU-Net folder it was read from, if any
+        self.store = store  #: where the paths lead (None: local files)
+
+    # Every factory takes `storage_options` for folders and files at URLs (s3://, gs://,
+    # http(s)://): fsspec's names, docs/storage.md. One store serves the whole dataset.
 
     @classmethod
-    def from_nnunet_folder(cls, folder: PathLike) -> Dataset:
+    def from_nnunet_folder(cls, folder: PathLike,
+                           storage_options: Mapping[str, Any] | None = None) -> Dataset:
         """nnU-Net's layout: `<id>.b2nd` (array "image") and `<id>_seg.b2nd` ("seg"); the
         cases' `<id>.pkl` give the foreground voxels (nnU-Net's class_locations)."""
         folder = os.fspath(folder)
-        return cls(_core.Dataset.from_nnunet_folder(folder), nnunet_folder=folder)
+        store = _store(folder, storage_options)
+        return cls(_core.Dataset.from_nnunet_folder(folder, store), nnunet_folder=folder,
+                   store=store)
 
     @classmethod
-    def from_folder(cls, folder: PathLike, naming: Mapping[str, str]) -> Dataset:
+    def from_folder(cls, folder: PathLike, naming: Mapping[str, str],
+                    storage_options: Mapping[str, Any] | None = None) -> Dataset:
         """Arrays named by file suffix, e.g. `{"image": "_0000.b2nd", "label": "_seg.b2nd"}`;
         the first array's files define the case ids."""
-        return cls(_core.Dataset.from_folder(os.fspath(folder), list(naming.items())))
+        folder = os.fspath(folder)
+        store = _store(folder, storage_options)
+        return cls(_core.Dataset.from_folder(folder, list(naming.items()), store), store=store)
 
     @classmethod
-    def from_zarr_group(cls, group: PathLike, arrays: Sequence[str] = ()) -> Dataset:
+    def from_zarr_group(cls, group: PathLike, arrays: Sequence[str] = (),
+                        storage_options: Mapping[str, Any] | None = None) -> Dataset:
         """One case per entry of a zarr group, sorted by name. Without `arrays`, the entries
         are found as `patchfeed convert` finds them (docs/convert.md): a zarr array or an
         OME-Zarr image (read at its highest resolution) is a case whose one array is "image";
@@ -103,11 +119,13 @@ class Dataset:
         or `seg` it holds, is the array "seg" (the name the loader pads with -1 and samples
         foreground from). With `arrays`, e.g. `["image", "labels"]`, every entry holding those
         paths is a case and the paths are the array names."""
+        group = os.fspath(group)
+        store = _store(group, storage_options)
         if arrays:
-            return cls(_core.Dataset.from_zarr_group(os.fspath(group), list(arrays)))
+            return cls(_core.Dataset.from_zarr_group(group, list(arrays), store), store=store)
         from patchfeed.convert_inputs import cases_in_zarr_group
 
-        cases = cases_in_zarr_group(os.fspath(group))
+        cases = cases_in_zarr_group(group, store)
         labelled = [c.case_id for c in cases if c.label is not None]
         if labelled and len(labelled) != len(cases):
             unlabelled = [c.case_id for c in cases if c.label is None]
@@ -115,19 +133,18 @@ class Dataset:
                              f"and {len(unlabelled)} do not (e.g. {unlabelled[:3]}); pass "
                              f"arrays=['image'] to read the images alone")
         names = ["image", "seg"] if labelled else ["image"]
-        return cls.from_list(names, {c.case_id: c.paths for c in cases})
+        return cls.from_list(names, {c.case_id: c.paths for c in cases}, storage_options)
 
     @classmethod
     def from_list(
-        cls, array_names: Sequence[str], cases: Mapping[str, Sequence[PathLike]]
+        cls, array_names: Sequence[str], cases: Mapping[str, Sequence[PathLike]],
+        storage_options: Mapping[str, Any] | None = None,
     ) -> Dataset:
         """An explicit list: `cases` maps case id to one path per array name."""
-        return cls(
-            _core.Dataset.from_list(
-                list(array_names),
-                [(cid, [os.fspath(p) for p in paths]) for cid, paths in cases.items()],
-            )
-        )
+        listed = [(cid, [os.fspath(p) for p in paths]) for cid, paths in cases.items()]
+        first = listed[0][1][0] if listed and listed[0][1] else ""
+        store = _store(first, storage_options)
+        return cls(_core.Dataset.from_list(list(array_names), listed, store), store=store)
 
     @property
     def array_names(self) -> list[str]:
@@ -140,6 +157,11 @@ class Dataset:
     def paths(self, case_index: int) -> list[str]:
         """The files of case `case_index`, in `array_names` order."""
         return self._core.paths(case_index)
+
+    def open_array(self, case_index: int, array: str, io: str = "mmap") -> NdArray:
+        """Case `case_index`'s array `array`, opened where the dataset's paths lead."""
+        path = self.paths(case_index)[self.array_names.index(array)]
+        return NdArray(path, io, store=self.store)
 
     def __len__(self) -> int:
         return self._core.num_cases
@@ -194,7 +216,10 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any, foreground:
         if locations != "auto":
             raise ValueError(f"foreground_locations must be 'auto', 'build' or a mapping, "
                              f"not {locations!r}")
-        if dataset.nnunet_folder is None or seg < 0:
+        # A remote folder's class_locations are not read: the loader builds the indexes from
+        # the label maps (once; they are cached locally, docs/loader.md).
+        if dataset.nnunet_folder is None or seg < 0 or (dataset.store is not None and
+                                                        dataset.store.remote):
             return None
         wanted = None if keys is None else [tuple(k) if len(k) > 1 else k[0] for k in keys]
         return class_locations.nnunet_indexes(
@@ -211,7 +236,7 @@ def _foreground_indexes(dataset: Dataset, locations: Any, keys: Any, foreground:
     indexes: list[_core.ForegroundIndex | None] = []
     for i, cid in enumerate(ids):
         try:
-            shape = open_array(dataset.paths(i)[seg], io=io).shape[1:]
+            shape = dataset.open_array(i, "seg", io=io).shape[1:]
         except (OSError, ValueError):
             indexes.append(None)
             continue
@@ -233,8 +258,7 @@ def _derive_crop(dataset: Dataset, patch_size: Sequence[int], need_to_pad: Seque
     if spatial == 2:
         image = aug.get("image_array", "image")
         if image in dataset.array_names and len(dataset):
-            path = dataset.paths(0)[dataset.array_names.index(image)]
-            spatial = open_array(path, io=io).ndim - 1
+            spatial = dataset.open_array(0, image, io=io).ndim - 1
     crop = list(crop_for(final, _max_angle(aug), dummy_2d=bool(aug.get("dummy_2d", False)))
                 ) if _moves_samples(aug) else list(final)
     crop, pad = sampler_crop(final, crop, spatial)
@@ -378,6 +402,9 @@ class Loader:
         after the copy to `device` (so a MONAI or TorchIO GPU transform sees CUDA tensors).
         An exception in it gets a note naming the epoch and batch, and the batch stays
         undelivered: `state_dict()` names it and the next call reads it again.
+      storage_options: for a `dataset` folder at a URL (`s3://`, `gs://`, `https://`), what
+        the environment does not say, with fsspec's names (`endpoint_url`, `anon`, `key`,
+        `secret`, `token`, `region`, `profile`; docs/storage.md). A `Dataset` brings its own.
 
     Ctrl-C: a batch counts as delivered when `next_batch` returns it (or `for batch in loader`
     binds it); a KeyboardInterrupt anywhere inside leaves it undelivered, so `state_dict()`
@@ -431,6 +458,7 @@ class Loader:
         augmentation: AugmentationOptions | Mapping[str, Any] | None = None,
         consumer_produces: bool = True,
         batch_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        storage_options: Mapping[str, Any] | None = None,
     ) -> None:
         # Every parameter goes to the C++ loader under its own name (bindings/loader_options.cc
         # converts and checks it) except those Python uses alone or resolves first, below.
@@ -440,7 +468,10 @@ class Loader:
         for name in _PYTHON_ONLY:
             del options[name]
         if not isinstance(dataset, Dataset):
-            dataset = Dataset.from_nnunet_folder(dataset)
+            dataset = Dataset.from_nnunet_folder(dataset, storage_options)
+        elif storage_options is not None:
+            raise ValueError("storage_options apply to a dataset given as a folder; a Dataset "
+                             "keeps the options it was made with")
         self._dataset = dataset
         if batch_transform is not None and not callable(batch_transform):
             raise TypeError(f"batch_transform must be callable, not {type(batch_transform)}")

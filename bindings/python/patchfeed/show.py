@@ -106,9 +106,7 @@ def open_folder(folder: str) -> Dataset:
 
 def default_patch(dataset: Dataset) -> list[int]:
     """The first case's spatial shape, at most 128 per axis."""
-    from patchfeed.frames import open_array
-
-    return [min(n, 128) for n in open_array(dataset.paths(0)[0]).shape[1:]]
+    return [min(n, 128) for n in dataset.open_array(0, dataset.array_names[0]).shape[1:]]
 
 
 def draw_patches(dataset: Dataset, out: str, *, count: int = 8, augmented: bool = True,
