@@ -88,10 +88,13 @@ asan-test: test-deps
 tsan-test: test-deps
 	$(CMAKE) -S . -B build/tsan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
 	  -DPATCHFEED_SANITIZE=thread
-	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_storage_test patchfeed_loader_test
+	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_storage_test \
+	  patchfeed_storage_remote_test patchfeed_loader_test
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/codec/patchfeed_codec_test --gtest_filter='*Concurrent*'
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/storage/patchfeed_storage_test
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
+	  build/tsan/tests/storage/patchfeed_storage_remote_test
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/loader/patchfeed_loader_test
 
@@ -104,12 +107,14 @@ FRAME_FUZZ_RUNS ?= 700000
 ZARR_META_FUZZ_RUNS ?= 200000
 ZARR_V3_META_FUZZ_RUNS ?= 200000
 ZARR_READ_FUZZ_RUNS ?= 40000
+S3_ANSWER_FUZZ_RUNS ?= 200000
 FUZZ_SEED ?= 1
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DPATCHFEED_BUILD_TESTS=OFF -DPATCHFEED_BUILD_FUZZERS=ON -DPATCHFEED_SANITIZE="address;undefined"
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer patchfeed_frame_fuzzer \
-	  patchfeed_zarr_meta_fuzzer patchfeed_zarr_v3_meta_fuzzer patchfeed_zarr_read_fuzzer
+	  patchfeed_zarr_meta_fuzzer patchfeed_zarr_v3_meta_fuzzer patchfeed_zarr_read_fuzzer \
+	  patchfeed_s3_answer_fuzzer
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
 	  cp tests/codec/testdata/golden/*.chunk tests/fuzz/chunk_regressions/* build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
@@ -136,6 +141,10 @@ fuzz: test-deps
 	  -runs=$(ZARR_READ_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=8192 -print_final_stats=1 \
 	  build/fuzz/zarr_read_corpus
 	rm -rf /dev/shm/patchfeed_zarr_fuzz_* $${TMPDIR:-/tmp}/patchfeed_zarr_fuzz_*
+	rm -rf build/fuzz/s3_answer_corpus && cp -r tests/fuzz/s3_answer_corpus build/fuzz/
+	build/fuzz/tests/fuzz/patchfeed_s3_answer_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -runs=$(S3_ANSWER_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=4096 -print_final_stats=1 \
+	  build/fuzz/s3_answer_corpus
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \

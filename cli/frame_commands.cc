@@ -16,6 +16,7 @@
 #include "codec/nd_reader.h"
 #include "codec/zarr_reader.h"
 #include "common/str_cat.h"
+#include "storage/remote/store_for.h"
 
 namespace patchfeed::cli {
 namespace {
@@ -146,10 +147,12 @@ Result<int> ParseLevel(const ParsedArgs& args) {
 
 // The "stats" entry of `info --stats` (opening the array through the normal read path), or
 // nothing without the flag.
-Result<std::string> StatsEntry(const ParsedArgs& args, int level) {
+Result<std::string> StatsEntry(const ParsedArgs& args, const codec::FrameOpenOptions& options,
+                               int level) {
   if (!args.has_flag("stats"))
     return std::string();
-  PATCHFEED_ASSIGN_OR_RETURN(const auto array, codec::OpenArray(args.positional[0], {}, level));
+  PATCHFEED_ASSIGN_OR_RETURN(const auto array,
+                             codec::OpenArray(args.positional[0], options, level));
   PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, ArrayStatsJson(*array));
   return ",\n  \"stats\": " + stats;
 }
@@ -184,14 +187,18 @@ Status RunInfo(const std::vector<std::string>& argv) {
   if (args.positional.size() != 1)
     return InvalidArgumentError("usage: patchfeed info PATH [--level N] [--stats]");
   PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
-  if (codec::IsZarrPath(args.positional[0]) || level != 0) {
+  // A URL's credentials and endpoint come from the environment (docs/storage.md).
+  codec::FrameOpenOptions options;
+  PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
+  if (codec::IsZarrPath(args.positional[0], *options.store) || level != 0) {
     // Zarr arrays and OME-Zarr groups; frames (b2nd or not) get the frame's own fields below.
-    PATCHFEED_ASSIGN_OR_RETURN(const auto array, codec::OpenArray(args.positional[0], {}, level));
-    PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, level));
+    PATCHFEED_ASSIGN_OR_RETURN(const auto array,
+                               codec::OpenArray(args.positional[0], options, level));
+    PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, options, level));
     return PrintArrayInfo(*array, stats);
   }
   PATCHFEED_ASSIGN_OR_RETURN(const codec::FrameReader frame,
-                             codec::FrameReader::Open(args.positional[0]));
+                             codec::FrameReader::Open(args.positional[0], options));
   const codec::FrameInfo& f = frame.info();
   std::vector<std::string> filters, metalayers;
   std::vector<int> filters_meta;
@@ -231,7 +238,7 @@ Status RunInfo(const std::vector<std::string>& argv) {
   add("cbytes", std::to_string(f.cbytes));
   add("metalayers", JsonStrings(metalayers));
   add("vlmetalayers", JsonStrings(f.vlmetalayer_names));
-  PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, level));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::string stats, StatsEntry(args, options, level));
   json += stats + "\n}\n";
   std::fputs(json.c_str(), stdout);
   return Status::Ok();
@@ -251,6 +258,7 @@ Status RunRead(const std::vector<std::string>& argv) {
     return InvalidArgumentError("--io must be mmap or pread");
   codec::FrameOpenOptions options;
   options.io_mode = io == "pread" ? storage::IoMode::kPread : storage::IoMode::kMmap;
+  PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
   PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
   PATCHFEED_ASSIGN_OR_RETURN(const auto opened,
                              codec::OpenArray(args.positional[0], options, level));

@@ -176,3 +176,30 @@ def test_a_dataset_folder_is_listed_once(seaweed, s3_bucket, tmp_path, fault_pro
 def test_unknown_storage_option_is_refused():
     with pytest.raises(TypeError, match="unknown key 'endpoint'"):
         patchfeed.open_array("s3://bucket/a.b2nd", storage_options={"endpoint": "http://x"})
+
+
+def test_cli_info_and_read_take_urls_with_credentials_from_the_environment(
+        seaweed, s3_bucket, arrays, tmp_path, cli_path):
+    import json
+    import os
+    import subprocess
+
+    seaweed.put_tree(s3_bucket, "", tmp_path / "local")
+    env = {**os.environ, "AWS_ENDPOINT_URL": seaweed.endpoint, "AWS_REGION": seaweed.region,
+           "AWS_ACCESS_KEY_ID": seaweed.admin_key, "AWS_SECRET_ACCESS_KEY": seaweed.admin_secret}
+    env.pop("AWS_PROFILE", None)
+    url = f"s3://{s3_bucket}/v3.zarr"
+    info = subprocess.run([str(cli_path), "info", url], capture_output=True, text=True,
+                          env=env, timeout=120, check=False)
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["shape"] == list(arrays["v3.zarr"].shape)
+    out = tmp_path / "box.npy"
+    read = subprocess.run([str(cli_path), "read", url, "--box", "0:1,3:9,0:5,2:30", "--npy",
+                           "--out", str(out)], capture_output=True, text=True, env=env,
+                          timeout=120, check=False)
+    assert read.returncode == 0, read.stderr
+    assert np.array_equal(np.load(out), arrays["v3.zarr"][0:1, 3:9, 0:5, 2:30])
+    env["AWS_SECRET_ACCESS_KEY"] = "wrong"
+    refused = subprocess.run([str(cli_path), "info", url], capture_output=True, text=True,
+                             env=env, timeout=120, check=False)
+    assert refused.returncode != 0 and "AWS_ACCESS_KEY_ID" in refused.stderr, refused.stderr
