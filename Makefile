@@ -89,7 +89,7 @@ tsan-test: test-deps
 	$(CMAKE) -S . -B build/tsan $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPATCHFEED_BUILD_TESTS=ON \
 	  -DPATCHFEED_SANITIZE=thread
 	$(CMAKE) --build build/tsan -j $(JOBS) --target patchfeed_codec_test patchfeed_storage_test \
-	  patchfeed_storage_remote_test patchfeed_loader_test
+	  patchfeed_storage_remote_test patchfeed_loader_test patchfeed_loader_remote_test
 	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/codec/patchfeed_codec_test --gtest_filter='*Concurrent*'
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/storage/patchfeed_storage_test
@@ -97,6 +97,8 @@ tsan-test: test-deps
 	  build/tsan/tests/storage/patchfeed_storage_remote_test
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
 	  build/tsan/tests/loader/patchfeed_loader_test
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/loader/tsan.supp" \
+	  build/tsan/tests/loader/patchfeed_loader_remote_test
 
 # Fixed seeds and run counts make CI's fuzzing reproducible (a finding fails the same way every
 # time); FUZZ_SECONDS caps the time. Raise the run counts or drop -seed to explore locally.
