@@ -218,6 +218,8 @@ class PyLoader {
     d["io_bytes"] = m.io_bytes;
     d["io_max_in_flight"] = m.io_max_in_flight;
     d["io_fallback_reads"] = m.io_fallback_reads;
+    d["io_retries"] = m.io_retries;
+    d["io_errors"] = m.io_errors;
     return d;
   }
 

@@ -47,8 +47,9 @@ struct LoaderMetrics {
   int64_t files_opened = 0;  ///< frame opens, counting reopens after eviction
   int64_t files_open = 0;    ///< frames in the open-file cache now
 
-  /// Reads in flight (IoMode::kPread with io_depth > 0): "io_uring" or "pread pool"; empty
-  /// when reads are synchronous, inside the decode tasks.
+  /// Reads in flight (IoMode::kPread with io_depth > 0): "io_uring" or "pread pool"; for a
+  /// dataset in an object store "libcurl" (its store's engine, storage_options' io_depth);
+  /// empty when reads are synchronous, inside the decode tasks.
   std::string io_backend;
   int io_depth = 0;              ///< the most reads at the file system at once
   int64_t io_requests = 0;       ///< reads fetched ahead (headers and offsets, block streams)
@@ -57,6 +58,11 @@ struct LoaderMetrics {
   /// Reads a decode task made itself because no fetched range held the bytes (0 unless the
   /// fetch missed something: a hint that the prefetch plan is incomplete).
   int64_t io_fallback_reads = 0;
+  /// A remote dataset's requests sent again after a failure that may pass (429, 5xx, a reset
+  /// connection, a short body), and those that failed for good; every request of its store
+  /// counts, opens and listings included.
+  int64_t io_retries = 0;
+  int64_t io_errors = 0;
 };
 
 }  // namespace patchfeed::loader

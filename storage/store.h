@@ -13,6 +13,7 @@
 ///
 /// Thread-safety: every method is const and may be called from any thread at once.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,18 @@
 #include "storage/byte_source.h"
 
 namespace patchfeed::storage {
+
+/// What a store's engine has done since the store was made (remote stores; local files have
+/// no engine of their own and report zeros).
+struct StoreStats {
+  std::string engine;         ///< "" for local files, "libcurl" for remote stores
+  int depth = 0;              ///< the most requests in flight at once
+  int64_t requests = 0;       ///< requests completed, whatever their outcome
+  int64_t retries = 0;        ///< requests sent again after a failure that may pass
+  int64_t errors = 0;         ///< requests that failed for good
+  int64_t bytes = 0;          ///< body bytes received
+  int64_t max_in_flight = 0;  ///< the most requests in flight at once so far
+};
 
 enum class EntryKind {
   kNone,    ///< nothing there
@@ -45,6 +58,9 @@ class Store {
 
   /// Whether reads wait on a network (a remote store): the loader then keeps them in flight.
   virtual bool remote() const { return false; }
+
+  /// The store's engine's counters.
+  virtual StoreStats stats() const { return {}; }
 };
 
 /// The local file system: paths as open(2) takes them.

@@ -125,6 +125,14 @@ LoaderMetrics LoaderEngine::metrics() const {
     m.io_depth = parts_.io->depth();
     m.io_max_in_flight = parts_.io->stats().max_in_flight;
   }
+  if (const storage::Store& store = *parts_.config.dataset.store(); store.remote()) {
+    const storage::StoreStats s = store.stats();
+    m.io_backend = s.engine;
+    m.io_depth = s.depth;
+    m.io_max_in_flight = s.max_in_flight;
+    m.io_retries = s.retries;
+    m.io_errors = s.errors;
+  }
   return m;
 }
 

@@ -250,6 +250,19 @@ Result<std::shared_ptr<ByteSource>> RemoteStore::Open(const std::string& path,
   return std::shared_ptr<ByteSource>(std::move(source));
 }
 
+StoreStats RemoteStore::stats() const {
+  const CurlEngineStats e = engine_->stats();
+  StoreStats s;
+  s.engine = "libcurl";
+  s.depth = options_.io_depth;
+  s.requests = e.completed;
+  s.retries = e.retries;
+  s.errors = e.errors;
+  s.bytes = e.bytes;
+  s.max_in_flight = e.max_in_flight;
+  return s;
+}
+
 Result<EntryKind> RemoteStore::Stat(const std::string& path) const {
   PATCHFEED_ASSIGN_OR_RETURN(const Target target, Resolve(path));
   const std::string_view key = WithoutTrailingSlashes(target.url.key);

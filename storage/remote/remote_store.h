@@ -110,7 +110,8 @@ class RemoteStore final : public Store {
 
   /// The endpoint and credentials requests for `url` use (resolved now if not yet).
   Result<RemoteAccess> AccessFor(const std::string& url) const;
-  CurlEngineStats stats() const { return engine_->stats(); }
+  CurlEngineStats engine_stats() const { return engine_->stats(); }
+  StoreStats stats() const override;
 
  private:
   struct Target;

@@ -81,6 +81,12 @@ TEST_F(RemoteLoaderTest, BatchesEqualTheLocalOnesAllFetchedAhead) {
   const LoaderMetrics m = got_loader->metrics();
   EXPECT_GT(m.io_requests, 0);
   EXPECT_EQ(m.io_fallback_reads, 0);
+  EXPECT_EQ(m.io_backend, "libcurl");
+  EXPECT_EQ(m.io_depth, 64);
+  EXPECT_GE(m.io_max_in_flight, 2);  // a batch's chunks fetched together
+  EXPECT_LE(m.io_max_in_flight, 64);
+  EXPECT_EQ(m.io_retries, 0);
+  EXPECT_EQ(m.io_errors, 0);
 }
 
 TEST_F(RemoteLoaderTest, ARemovedObjectIsAnErrorNamingCaseAndUrl) {

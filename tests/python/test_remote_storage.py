@@ -97,6 +97,26 @@ def _batches(loader, n: int) -> list[dict[str, np.ndarray]]:
     return out
 
 
+def test_loader_counts_the_retries_it_made(seaweed, s3_bucket, tmp_path, fault_proxy):
+    local = write_dataset(tmp_path / "cases")
+    seaweed.put_tree(s3_bucket, "cases", local)
+    proxy = fault_proxy(seaweed.endpoint)
+    kwargs = dict(patch_size=PATCH, batch_size=3, seed=5, num_threads=2, as_numpy=True,
+                  foreground_cache_dir=str(tmp_path / "cache"))
+    with patchfeed.Loader(str(local), **kwargs) as want_loader:
+        want = _batches(want_loader, 3)
+    proxy.add_fault("status", count=3, status=503, method="GET")  # met while opening the cases
+    with patchfeed.Loader(f"s3://{s3_bucket}/cases",
+                          storage_options=_options(seaweed, proxy.url), **kwargs) as loader:
+        got = _batches(loader, 3)
+        metrics = loader.metrics()
+    for g, w in zip(got, want):
+        assert all(np.array_equal(g[k], w[k]) for k in w)
+    assert proxy.pending_faults() == 0
+    assert metrics["io_backend"] == "libcurl" and metrics["io_retries"] >= 3, metrics
+    assert metrics["io_errors"] == 0, metrics
+
+
 @pytest.mark.parametrize("augmented", [False, True])
 def test_loader_over_s3_equals_local(seaweed, s3_bucket, tmp_path, augmented):
     local = write_dataset(tmp_path / "cases")

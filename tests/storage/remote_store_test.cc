@@ -109,7 +109,7 @@ void S3StoreTest::SignedRangeReadsGiveTheExactBytes() {
   ASSERT_OK_AND_ASSIGN(auto via_reader, reader->Open("s3://private/data/a.bin", IoMode::kPread));
   ASSERT_OK(via_reader->ReadAt(1, std::span(out).first(10)));
   EXPECT_TRUE(Same(std::span(out).first(10), data_, 1));
-  EXPECT_EQ(store->stats().errors, 0);
+  EXPECT_EQ(store->engine_stats().errors, 0);
 }
 
 void S3StoreTest::HundredsOfReadsInFlightComplete() {
@@ -139,7 +139,7 @@ void S3StoreTest::HundredsOfReadsInFlightComplete() {
     ASSERT_OK(statuses[static_cast<size_t>(i)]);
     EXPECT_TRUE(Same(buffers[static_cast<size_t>(i)], data_, static_cast<size_t>(i) * 997)) << i;
   }
-  const CurlEngineStats stats = store->stats();
+  const CurlEngineStats stats = store->engine_stats();
   EXPECT_LE(stats.max_in_flight, 32);
   EXPECT_EQ(stats.bytes, kReads * static_cast<int64_t>(kLength));
 }
@@ -172,12 +172,12 @@ void S3StoreTest::ListsNamesDirectlyInAFolder() {
   // More names than one page holds (1000): continuation tokens, one request per page.
   for (int i = 0; i < 1005; ++i)
     ASSERT_OK(server_->PutObject("private", StrCat("many/case_", 10000 + i), "x"));
-  const int64_t before = store->stats().submitted;
+  const int64_t before = store->engine_stats().submitted;
   ASSERT_OK_AND_ASSIGN(names, store->List("s3://private/many"));
   ASSERT_EQ(names.size(), 1005u);
   EXPECT_EQ(names.front(), "case_10000");
   EXPECT_EQ(names.back(), "case_11004");
-  EXPECT_EQ(store->stats().submitted - before, 2);
+  EXPECT_EQ(store->engine_stats().submitted - before, 2);
 }
 
 void S3StoreTest::RefusedCredentialsFailAtOpenSayingWhereTheyCameFrom() {
