@@ -302,10 +302,15 @@ Result<FrameReader> FrameReader::FromSource(std::shared_ptr<storage::ByteSource>
   r.path_ = source->name();
   r.source_ = std::move(source);
   std::vector<std::byte> scratch;
-  auto fixed = r.source_->Get(0, kFixedHeaderLen, scratch);
-  if (!fixed.ok()) {
+  if (r.source_->size() < static_cast<uint64_t>(kFixedHeaderLen)) {
     return DataLossError(
         StrCat(r.path_, ": too short for a Blosc2 frame (", r.source_->size(), " bytes)"));
+  }
+  // A file long enough whose read fails (an I/O error, an object gone from its store) says
+  // why itself.
+  auto fixed = r.source_->Get(0, kFixedHeaderLen, scratch);
+  if (!fixed.ok()) {
+    return fixed.status();
   }
   Status st = r.ParseHeader(*fixed);
   if (st.ok() && r.info_.frame_len > r.source_->size()) {

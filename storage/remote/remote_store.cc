@@ -239,7 +239,27 @@ Result<ObjectInfo> RemoteStore::Head(const Target& target) const {
 
 Result<std::shared_ptr<RemoteSource>> RemoteStore::OpenRemote(const std::string& path) const {
   PATCHFEED_ASSIGN_OR_RETURN(const Target target, Resolve(path));
-  PATCHFEED_ASSIGN_OR_RETURN(ObjectInfo info, Head(target));
+  Result<ObjectInfo> known = InternalError("unset");
+  bool remembered = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = known_.find(path); it != known_.end()) {
+      known = it->second;
+      remembered = true;
+    }
+  }
+  if (!remembered) {
+    known = Head(target);
+    // Only answers that will not change while training reads: an object, or none at all
+    // (zarr's fill-value chunks). Refusals and failures are asked again.
+    if (known.ok() || known.status().code() == StatusCode::kNotFound) {
+      std::lock_guard lock(mutex_);
+      if (known_.size() >= kMaxKnownObjects)
+        known_.clear();
+      known_.emplace(path, known);
+    }
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(ObjectInfo info, std::move(known));
   return std::make_shared<RemoteSource>(engine_, target.location, path,
                                         target.RequestUrl(target.url.key), std::move(info));
 }

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/result.h"
@@ -90,9 +91,13 @@ class RemoteStore final : public Store {
   static Result<std::shared_ptr<RemoteStore>> Create(const RemoteOptions& options, Environment env,
                                                      std::shared_ptr<CurlEngine> engine = nullptr);
 
-  /// The object at the URL `path`, with one HEAD. `mode` does not apply (remote objects are
-  /// neither mapped nor read with pread). kNotFound naming the URL when nothing is there;
-  /// refused credentials or denied access are kIoError saying where the credentials came from.
+  /// The object at the URL `path`, with one HEAD the first time: the store remembers what
+  /// each HEAD said (size and ETag, or that nothing is there) for its lifetime, so a zarr chunk
+  /// read again costs its GETs alone. Reads carry the remembered ETag (If-Match): an object
+  /// replaced since is an error naming it, never a mix of versions. `mode` does not apply
+  /// (remote objects are neither mapped nor read with pread). kNotFound naming the URL when
+  /// nothing is there; refused credentials or denied access are kIoError saying where the
+  /// credentials came from.
   Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const override;
   /// Open, typed: for callers that want info().
   Result<std::shared_ptr<RemoteSource>> OpenRemote(const std::string& path) const;
@@ -129,6 +134,10 @@ class RemoteStore final : public Store {
   // "s3://bucket", "gs://bucket", "https://host:port" -> its resolution, kept errors included.
   mutable std::map<std::string, Result<std::shared_ptr<const internal_remote::Location>>>
       locations_;
+  // What HEAD said of each object opened: its info, or kNotFound. Dropped whole when it
+  // holds kMaxKnownObjects (a bound on memory, not an LRU: reopening costs one HEAD).
+  static constexpr size_t kMaxKnownObjects = size_t{1} << 16;
+  mutable std::unordered_map<std::string, Result<ObjectInfo>> known_;
 };
 
 }  // namespace patchfeed::storage

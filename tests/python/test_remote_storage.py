@@ -223,3 +223,19 @@ def test_cli_info_and_read_take_urls_with_credentials_from_the_environment(
     refused = subprocess.run([str(cli_path), "info", url], capture_output=True, text=True,
                              env=env, timeout=120, check=False)
     assert refused.returncode != 0 and "AWS_ACCESS_KEY_ID" in refused.stderr, refused.stderr
+
+
+def test_chunks_read_again_cost_no_second_head(seaweed, s3_bucket, arrays, tmp_path,
+                                               fault_proxy):
+    seaweed.put_tree(s3_bucket, "", tmp_path / "local")
+    proxy = fault_proxy(seaweed.endpoint)
+    remote = patchfeed.open_array(f"s3://{s3_bucket}/v2.zarr",
+                                  storage_options=_options(seaweed, proxy.url))
+    assert np.array_equal(remote[...], arrays["v2.zarr"])
+    first = proxy.stats()["requests"]
+    proxy.reset_stats()
+    assert np.array_equal(remote[...], arrays["v2.zarr"])
+    again = proxy.stats()["requests"]
+    # Each chunk object's HEAD was asked once, at its first read; the second read only GETs.
+    assert first.get("HEAD", 0) >= 30 and again.get("HEAD", 0) == 0, (first, again)
+    assert again["GET"] > 0
