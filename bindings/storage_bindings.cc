@@ -49,7 +49,8 @@ storage::RemoteOptions RemoteOptionsFrom(const py::object& given) {
                                        "connect_timeout_s",
                                        "max_retries",
                                        "io_depth",
-                                       "coalesce_gap"};
+                                       "cache_dir",
+                                       "cache_max_bytes"};
   for (const auto& [k, v] : options) {
     const auto name = py::str(k).cast<std::string>();
     bool known = false;
@@ -59,7 +60,7 @@ storage::RemoteOptions RemoteOptionsFrom(const py::object& given) {
       throw py::type_error("storage_options: unknown key '" + name +
                            "' (known: endpoint_url, anon, key, secret, token, region, profile, "
                            "client_kwargs, request_timeout_s, connect_timeout_s, max_retries, "
-                           "io_depth, coalesce_gap)");
+                           "io_depth, cache_dir, cache_max_bytes)");
     }
   }
   // s3fs users write the endpoint and region inside client_kwargs, as botocore takes them.
@@ -81,7 +82,8 @@ storage::RemoteOptions RemoteOptionsFrom(const py::object& given) {
   Take(options, "connect_timeout_s", &o.connect_timeout_s);
   Take(options, "max_retries", &o.max_retries);
   Take(options, "io_depth", &o.io_depth);
-  Take(options, "coalesce_gap", &o.coalesce_gap);
+  Take(options, "cache_dir", &o.cache_dir);
+  Take(options, "cache_max_bytes", &o.cache_max_bytes);
   return o;
 }
 

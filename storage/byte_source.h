@@ -60,6 +60,10 @@ class ByteSource {
   /// (the loader's I/O engine); -1 for mapped files and buffers. Owned by the source.
   virtual int fd() const { return -1; }
 
+  /// What changes when the bytes do (a remote object's ETag and Last-Modified); "" when the
+  /// source cannot say. A cache of the bytes is keyed by it.
+  virtual std::string version() const { return {}; }
+
   /// Whether ReadAsync returns before the bytes arrive: sources whose reads wait on a network
   /// (remote objects), which the loader keeps many reads in flight for as it does for fd().
   virtual bool reads_async() const { return false; }

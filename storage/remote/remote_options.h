@@ -48,9 +48,13 @@ struct RemoteOptions {
 
   double request_timeout_s = 60;  ///< one request, from start to the last byte
   double connect_timeout_s = 10;
-  int max_retries = 6;                ///< retries after the first attempt of a request
-  int io_depth = 64;                  ///< requests in flight at once
-  uint64_t coalesce_gap = 64 * 1024;  ///< reads this close together are fetched as one
+  int max_retries = 6;  ///< retries after the first attempt of a request
+  int io_depth = 64;    ///< requests in flight at once
+
+  /// An opt-in local cache of the bytes read (range_cache.h): its folder ("" for none) and
+  /// the bound on what it keeps.
+  std::string cache_dir;
+  uint64_t cache_max_bytes = uint64_t{10} << 30;
 };
 
 /// kInvalidArgument naming the option when a transfer setting is out of range.

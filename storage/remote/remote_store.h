@@ -72,6 +72,7 @@ class RemoteSource final : public ByteSource {
 
   /// ETag and Last-Modified from the open: what a cache of fetched ranges is keyed by.
   const ObjectInfo& info() const { return info_; }
+  std::string version() const override { return info_.etag + "|" + info_.last_modified; }
 
  private:
   std::shared_ptr<CurlEngine> engine_;

@@ -2,6 +2,7 @@
 #include "storage/remote/store_for.h"
 
 #include "common/str_cat.h"
+#include "storage/remote/range_cache.h"
 #include "storage/remote/remote_store.h"
 #include "storage/remote/url.h"
 
@@ -21,7 +22,12 @@ Result<std::shared_ptr<const Store>> StoreFor(const std::string& path,
   }
   PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<RemoteStore> store,
                              RemoteStore::Create(options, ProcessEnvironment()));
-  return std::shared_ptr<const Store>(std::move(store));
+  if (options.cache_dir.empty())
+    return std::shared_ptr<const Store>(std::move(store));
+  RangeCacheOptions cache;
+  cache.folder = options.cache_dir;
+  cache.max_bytes = options.cache_max_bytes;
+  return CachedStore(std::move(store), cache);
 }
 
 }  // namespace patchfeed::storage

@@ -9,7 +9,8 @@
 /// hosts, each bucket's endpoint and credentials resolved once, when first used.
 ///
 /// Everything opened through one store (a dataset's cases, their chunks) shares its engine;
-/// the engine lives until the last of them is gone.
+/// the engine lives until the last of them is gone. With `options.cache_dir`, what the store
+/// reads is also kept there (range_cache.h).
 
 #include <memory>
 #include <string>

@@ -239,3 +239,55 @@ def test_chunks_read_again_cost_no_second_head(seaweed, s3_bucket, arrays, tmp_p
     # Each chunk object's HEAD was asked once, at its first read; the second read only GETs.
     assert first.get("HEAD", 0) >= 30 and again.get("HEAD", 0) == 0, (first, again)
     assert again["GET"] > 0
+
+
+def test_cache_serves_a_second_epoch_without_the_store(seaweed, s3_bucket, tmp_path,
+                                                       fault_proxy):
+    local = write_dataset(tmp_path / "cases")
+    seaweed.put_tree(s3_bucket, "cases", local)
+    proxy = fault_proxy(seaweed.endpoint)
+    cache = tmp_path / "range_cache"
+    options = _options(seaweed, proxy.url, cache_dir=str(cache))
+    kwargs = dict(patch_size=PATCH, batch_size=2, seed=3, num_threads=2, as_numpy=True,
+                  epoch_mode="without_replacement", foreground_cache_dir=str(tmp_path / "fg"))
+    with patchfeed.Loader(str(local), **kwargs) as want_loader:
+        want = _batches(want_loader, 100)
+    runs = []
+    for _ in range(2):
+        proxy.reset_stats()
+        with patchfeed.Loader(f"s3://{s3_bucket}/cases", storage_options=options,
+                              **kwargs) as loader:
+            runs.append(_batches(loader, 100))
+        runs[-1].append(proxy.stats()["requests"])
+    for got in runs:
+        assert len(got) - 1 == len(want) > 0
+        for g, w in zip(got, want):
+            assert all(np.array_equal(g[k], w[k]) for k in w)
+    first, second = runs[0][-1], runs[1][-1]
+    # The same epoch again asks the store only what each object is (its HEAD, which notices a
+    # changed one) and for the folder's listing (one GET): no object byte.
+    assert first["GET"] > 1 and second["GET"] == 1, (first, second)
+    assert any(cache.rglob("*"))
+
+    # A changed object is fetched anew (its ETag is another key), never mixed with old pages.
+    changed = patchfeed.open_array(str(local / "case_001.b2nd"))[...] + 1
+    patchfeed.write_b2nd(str(tmp_path / "changed.b2nd"), changed, chunks=(1, 16, 16, 16),
+                         blocks=(1, 8, 8, 8))
+    seaweed.put_object(s3_bucket, "cases/case_001.b2nd",
+                       (tmp_path / "changed.b2nd").read_bytes())
+    proxy.reset_stats()
+    again = patchfeed.open_array(f"s3://{s3_bucket}/cases/case_001.b2nd", storage_options=options)
+    assert np.array_equal(again[...], changed)
+    assert proxy.stats()["requests"].get("GET", 0) > 0
+
+
+def test_cache_stays_within_its_bound(seaweed, s3_bucket, arrays, tmp_path):
+    seaweed.put_tree(s3_bucket, "", tmp_path / "local")
+    cache = tmp_path / "small_cache"
+    bound = 1 << 20
+    options = _options(seaweed, cache_dir=str(cache), cache_max_bytes=bound)
+    for rel in ("v2.zarr", "v3.zarr"):
+        remote = patchfeed.open_array(f"s3://{s3_bucket}/{rel}", storage_options=options)
+        assert np.array_equal(remote[...], arrays[rel])
+    held = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
+    assert 0 < held <= bound
