@@ -464,9 +464,13 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpRead(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, fuse_file_info* fi) {
   if (ino == kStatsIno) {
+    // Replied from a copy: the kernel hands the reader its bytes while fuse_reply_buf is still
+    // in writev, so the reader's close (and the release that frees the open's text, on another
+    // thread) may come before writev returns.
     const std::string& text = reinterpret_cast<OpenStats*>(fi->fh)->text;
     const size_t begin = std::min<size_t>(static_cast<size_t>(offset), text.size());
-    fuse_reply_buf(req, text.data() + begin, std::min(size, text.size() - begin));
+    const std::string reply = text.substr(begin, std::min(size, text.size() - begin));
+    fuse_reply_buf(req, reply.data(), reply.size());
     return;
   }
   Fs(req).Read(req, *reinterpret_cast<OpenFile*>(fi->fh), size, offset);
