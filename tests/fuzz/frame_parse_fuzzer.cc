@@ -62,9 +62,10 @@ void ReadIfSmall(const NdArrayReader& array, const Box& box,
 }
 
 // A file that can only be read with ReadAt, like a file opened with IoMode::kPread.
-class UnmappedSource : public storage::ByteSource {
+class UnmappedSource : public patchfeed::storage::ByteSource {
  public:
-  explicit UnmappedSource(std::shared_ptr<storage::ByteSource> inner) : inner_(std::move(inner)) {}
+  explicit UnmappedSource(std::shared_ptr<patchfeed::storage::ByteSource> inner)
+      : inner_(std::move(inner)) {}
   const std::string& name() const override { return inner_->name(); }
   uint64_t size() const override { return inner_->size(); }
   const std::byte* Data(uint64_t, size_t) const override { return nullptr; }
@@ -73,10 +74,10 @@ class UnmappedSource : public storage::ByteSource {
   }
 
  private:
-  std::shared_ptr<storage::ByteSource> inner_;
+  std::shared_ptr<patchfeed::storage::ByteSource> inner_;
 };
 
-Transcript ReadFrame(std::shared_ptr<storage::ByteSource> source, bool stale_scratch);
+Transcript ReadFrame(std::shared_ptr<patchfeed::storage::ByteSource> source, bool stale_scratch);
 
 }  // namespace
 
@@ -84,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace patchfeed::codec;
   std::vector<std::byte> bytes(reinterpret_cast<const std::byte*>(data),
                                reinterpret_cast<const std::byte*>(data) + size);
-  auto memory = storage::MemorySource(std::move(bytes), "fuzz.b2nd");
+  auto memory = patchfeed::storage::MemorySource(std::move(bytes), "fuzz.b2nd");
   const Transcript mapped = ReadFrame(memory, false);
   const Transcript pread = ReadFrame(std::make_shared<UnmappedSource>(memory), true);
   if (mapped != pread)
@@ -94,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
 namespace {
 
-Transcript ReadFrame(std::shared_ptr<storage::ByteSource> source, bool stale_scratch) {
+Transcript ReadFrame(std::shared_ptr<patchfeed::storage::ByteSource> source, bool stale_scratch) {
   using namespace patchfeed::codec;
   Transcript t;
   auto frame = FrameReader::FromSource(std::move(source));

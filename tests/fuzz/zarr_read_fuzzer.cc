@@ -134,7 +134,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::ofstream chunk(dir + "/" + kLayouts[layout].chunk_key, std::ios::binary | std::ios::trunc);
     chunk.write(reinterpret_cast<const char*>(data + 1), static_cast<std::streamsize>(size - 1));
   }
-  auto array = ZarrArrayReader::Open(dir);
+  auto array = ZarrArrayReader::Open(dir, patchfeed::storage::LocalFiles());
   if (!array.ok())
     std::abort();  // the metadata is fixed and valid
   ReadAndCheck(*array, Box{{0, 0}, {8, 12}});
