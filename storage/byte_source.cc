@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "common/str_cat.h"
@@ -132,6 +134,22 @@ Result<std::span<const std::byte>> ByteSource::Get(uint64_t offset, size_t lengt
     scratch.resize(length);
   PATCHFEED_RETURN_IF_ERROR(ReadAt(offset, std::span(scratch.data(), length)));
   return std::span<const std::byte>(scratch.data(), length);
+}
+
+Status ReadAndWait(const ByteSource& source, uint64_t offset, std::span<std::byte> out) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool finished = false;
+  Status status;
+  source.ReadAsync(offset, out, [&](Status s) {
+    std::lock_guard lock(mutex);
+    status = std::move(s);
+    finished = true;
+    cv.notify_one();
+  });
+  std::unique_lock lock(mutex);
+  cv.wait(lock, [&] { return finished; });
+  return status;
 }
 
 Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mode) {

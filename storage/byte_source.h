@@ -100,6 +100,10 @@ class ByteSource {
                                          std::vector<std::byte>& scratch) const;
 };
 
+/// ReadAt for a source whose reads are asynchronous: starts `source.ReadAsync` and waits for
+/// its `done` (the sources that read over a network implement ReadAt with it).
+Status ReadAndWait(const ByteSource& source, uint64_t offset, std::span<std::byte> out);
+
 /// Opens `path` read-only in the given mode; the file stays open for every later read.
 /// kNotFound when it does not exist.
 Result<std::shared_ptr<ByteSource>> OpenFile(const std::string& path, IoMode mode = IoMode::kMmap);

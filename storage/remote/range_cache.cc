@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -173,19 +172,7 @@ class CachedSource final : public ByteSource {
   bool reads_async() const override { return inner_->reads_async(); }
 
   Status ReadAt(uint64_t offset, std::span<std::byte> out) const override {
-    std::mutex mutex;
-    std::condition_variable cv;
-    bool finished = false;
-    Status status;
-    ReadAsync(offset, out, [&](Status s) {
-      std::lock_guard lock(mutex);
-      status = std::move(s);
-      finished = true;
-      cv.notify_one();
-    });
-    std::unique_lock lock(mutex);
-    cv.wait(lock, [&] { return finished; });
-    return status;
+    return ReadAndWait(*this, offset, out);
   }
 
   void ReadAsync(uint64_t offset, std::span<std::byte> out,

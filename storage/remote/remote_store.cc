@@ -149,19 +149,7 @@ void RemoteSource::ReadAsync(uint64_t offset, std::span<std::byte> out,
 }
 
 Status RemoteSource::ReadAt(uint64_t offset, std::span<std::byte> out) const {
-  std::mutex mutex;
-  std::condition_variable cv;
-  bool finished = false;
-  Status status;
-  ReadAsync(offset, out, [&](Status s) {
-    std::lock_guard lock(mutex);
-    status = std::move(s);
-    finished = true;
-    cv.notify_one();
-  });
-  std::unique_lock lock(mutex);
-  cv.wait(lock, [&] { return finished; });
-  return status;
+  return ReadAndWait(*this, offset, out);
 }
 
 RemoteStore::RemoteStore(const RemoteOptions& options, Environment env,
