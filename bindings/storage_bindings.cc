@@ -96,7 +96,13 @@ PyStore StoreForPath(const std::string& path, const py::object& storage_options)
     py::gil_scoped_release release;
     r = storage::StoreFor(path, options);
   }
-  return PyStore{ValueOrThrow(std::move(r))};
+  PyStore store{ValueOrThrow(std::move(r))};
+  // Options that would change nothing are a mistake to say so about, not to ignore.
+  if (!storage_options.is_none() && !store.store->remote()) {
+    throw py::value_error("storage_options apply to s3://, gs:// and http(s):// URLs; '" + path +
+                          "' is a local path");
+  }
+  return store;
 }
 
 void RegisterStorage(py::module_& m) {

@@ -291,3 +291,13 @@ def test_cache_stays_within_its_bound(seaweed, s3_bucket, arrays, tmp_path):
         assert np.array_equal(remote[...], arrays[rel])
     held = sum(f.stat().st_size for f in cache.rglob("*") if f.is_file())
     assert 0 < held <= bound
+
+
+def test_settings_that_would_change_nothing_are_refused(seaweed, s3_bucket, tmp_path):
+    local = write_dataset(tmp_path / "cases")
+    with pytest.raises(ValueError, match="storage_options apply to s3://"):
+        patchfeed.open_array(str(local / "case_000.b2nd"), storage_options={"anon": True})
+    seaweed.put_tree(s3_bucket, "cases", local)
+    with pytest.raises(ValueError, match="storage_options=\\{'io_depth': N\\}"):
+        patchfeed.Loader(f"s3://{s3_bucket}/cases", PATCH, storage_options=_options(seaweed),
+                         io_depth=8)

@@ -473,6 +473,11 @@ class Loader:
             raise ValueError("storage_options apply to a dataset given as a folder; a Dataset "
                              "keeps the options it was made with")
         self._dataset = dataset
+        if dataset.store is not None and dataset.store.remote and (io_depth != 64 or
+                                                                   io_backend != "auto"):
+            raise ValueError("io_depth and io_backend are for local files; for a dataset in an "
+                             "object store, set requests in flight with "
+                             "storage_options={'io_depth': N} (docs/storage.md)")
         if batch_transform is not None and not callable(batch_transform):
             raise TypeError(f"batch_transform must be callable, not {type(batch_transform)}")
         self._batch_transform = batch_transform
