@@ -36,6 +36,7 @@
 #include "codec/stream_codecs.h"
 #include "common/result.h"
 #include "common/strided_view.h"
+#include "storage/store.h"
 
 namespace patchfeed::codec {
 
@@ -57,6 +58,9 @@ struct BoxReadScratch {
   /// read through it instead of the array's own file(). Not owned; only arrays whose file()
   /// is set honour it.
   const storage::ByteSource* source = nullptr;
+  /// The same for arrays whose chunks are files of their own (chunk_store() set): chunk files
+  /// are opened in it instead of the array's store. Not owned.
+  const storage::Store* store = nullptr;
 };
 
 /// What an open array costs a reader: the loader sizes its memory budget from it.
@@ -96,6 +100,11 @@ class ArrayReader {
   /// fetches bytes ahead (BoxReadScratch::source); nullptr when chunks are files of their own
   /// (zarr stores, sparse frames).
   virtual const storage::ByteSource* file() const { return nullptr; }
+  /// The store chunk files are opened in when chunks (zarr chunks and shards) are files of
+  /// their own, for a caller that opens and fetches them ahead (BoxReadScratch::store); nullptr
+  /// otherwise. A sharded array's inner chunks (its blocks) are stored apart, each with its own
+  /// header: such a caller learns one's bytes before the next's.
+  virtual const storage::Store* chunk_store() const { return nullptr; }
 
   /// Reads `box` into `dst`, whose shape must equal the box's extents. `pad_item` (itemsize
   /// bytes) fills the parts outside the array. Errors name the file, the chunk and the block.

@@ -258,6 +258,21 @@ BoxPiece BoxPlan::BlockRows(const BoxPiece& p, int64_t row_begin, int64_t row_en
   return rows;
 }
 
+BoxPiece BoxPlan::Block(const BoxPiece& p, const NdIndex& k) const {
+  BoxPiece block = p;
+  int64_t items = 1;
+  for (size_t a = 0; a < static_cast<size_t>(ndim_); ++a) {
+    PATCHFEED_DCHECK(p.block_lo[a] <= k[a] && k[a] < p.block_hi[a]);
+    block.block_lo[a] = k[a];
+    block.block_hi[a] = k[a] + 1;
+    block.lo[a] = std::max(p.lo[a], p.origin[a] + k[a] * blockshape_[a]);
+    block.hi[a] = std::min(p.hi[a], p.origin[a] + (k[a] + 1) * blockshape_[a]);
+    items *= block.hi[a] - block.lo[a];
+  }
+  block.nbytes = items * itemsize_;
+  return block;
+}
+
 std::string RegionToString(int ndim, const NdIndex& lo, const NdIndex& hi) {
   return RangesToString(static_cast<size_t>(ndim), lo, hi);
 }

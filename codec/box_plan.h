@@ -94,6 +94,9 @@ class BoxPlan {
   /// Rows [row_begin, row_end) of `p` as a piece of their own: its part of the box, its
   /// blocks and its bytes.
   BoxPiece BlockRows(const BoxPiece& p, int64_t row_begin, int64_t row_end) const;
+  /// The part of chunk piece `p` in its block `k` (block_lo <= k < block_hi, in the chunk's
+  /// grid of blocks): a piece of one block.
+  BoxPiece Block(const BoxPiece& p, const NdIndex& k) const;
 
  private:
   friend Status PlanBox(const NdGeometry& geometry, const Box& box, const BlockFilter& filter,

@@ -304,6 +304,12 @@ Result<std::span<const std::byte>> ZarrArrayReader::ReadStored(const storage::By
     if (image)
       return *image;
   }
+  // The whole stored chunk: in place when a source fetched it ahead; else announced (a source
+  // that fetches ahead learns it needs all of it) and read.
+  const storage::FileRange all{pos, nbytes};
+  if (const std::byte* image = file.ChunkImage(pos, nbytes, std::span(&all, 1)))
+    return std::span<const std::byte>(image, static_cast<size_t>(nbytes));
+  file.WillRead(all, std::span(&all, 1));
   return file.Get(pos, static_cast<size_t>(nbytes), scratch.chunk);
 }
 
@@ -452,7 +458,8 @@ Status ZarrArrayReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piec
     return Status::Ok();
   }
   const std::string path = ChunkPath(piece.chunk);
-  auto source = store_->Open(path, storage::IoMode::kPread);
+  const storage::Store& store = scratch.store != nullptr ? *scratch.store : *store_;
+  auto source = store.Open(path, storage::IoMode::kPread);
   if (!source.ok()) {
     if (source.status().code() != StatusCode::kNotFound)
       return source.status();

@@ -57,6 +57,7 @@ class ZarrArrayReader final : public ArrayReader {
 
   const char* format() const override { return version_ == 2 ? "zarr v2" : "zarr v3"; }
   ArrayFootprint Footprint() const override;
+  const storage::Store* chunk_store() const override { return store_.get(); }
 
   int zarr_format() const { return version_; }
   bool sharded() const { return sharded_; }

@@ -14,6 +14,7 @@
 /// Thread-safety: every method is const and may be called from any thread at once.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,16 @@ class Store {
   /// The file at `path`, open for reads. kNotFound when there is none (zarr's missing chunks
   /// are fill value, so callers tell absence from failure by this code).
   virtual Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const = 0;
+
+  /// Open without waiting: `done` runs exactly once with what Open would return. A remote
+  /// store asks its server without blocking the caller and runs `done` on its engine thread
+  /// (return from it at once: hand the work on), so a caller can have many opens in flight;
+  /// the store must outlive the call to `done`. Other stores open here and run `done` before
+  /// returning.
+  virtual void OpenAsync(const std::string& path, IoMode mode,
+                         std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const {
+    done(Open(path, mode));
+  }
 
   /// What is at `path`.
   virtual Result<EntryKind> Stat(const std::string& path) const = 0;

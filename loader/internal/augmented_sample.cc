@@ -374,6 +374,7 @@ bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
   split.dst = dst;
   split.plan = read.plan;
   split.fetched = read.fetched;
+  split.fetched_store = read.fetched_store;
   // About two runs per thread: each run re-reads its chunk's header and offsets and decodes
   // alone, so runs of min_task_bytes (~30 for a 1-channel 128^3 patch) cost 5-15 % more CPU
   // per sample than one run; with one thread the whole plan is one run.
@@ -395,6 +396,7 @@ bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
     }
   });
   split.fetched = nullptr;  // its bytes are the round's: hold nothing past it
+  split.fetched_store = nullptr;
   return ok.load(std::memory_order_relaxed);
 }
 

@@ -14,10 +14,10 @@ bool Inside(uint64_t offset, uint64_t length, uint64_t begin, uint64_t size) {
 
 }  // namespace
 
-FetchedSource::FetchedSource(std::shared_ptr<const codec::ArrayReader> array, ByteArena* arena,
+FetchedSource::FetchedSource(std::shared_ptr<const storage::ByteSource> file, ByteArena* arena,
                              std::atomic<int64_t>* fallback_reads)
-    : array_(std::move(array)),
-      file_(*array_->file()),
+    : holder_(std::move(file)),
+      file_(*holder_),
       arena_(arena),
       fallback_reads_(fallback_reads) {}
 

@@ -3,7 +3,7 @@
 #define PATCHFEED_LOADER_INTERNAL_FETCHED_SOURCE_H_
 
 /// \file
-/// FetchedSource: a view of one `.b2nd` file whose bytes the loader fetched ahead through its
+/// FetchedSource: a view of one file (a `.b2nd` frame, a zarr chunk or shard) whose bytes the loader fetched ahead through its
 /// I/O engine (issue 15), handed to the codec as BoxReadScratch::source.
 ///
 /// How the loader learns which bytes a read needs without teaching the codec about I/O: it
@@ -37,7 +37,6 @@
 #include <string>
 #include <vector>
 
-#include "codec/array_reader.h"
 #include "loader/internal/byte_arena.h"
 #include "storage/byte_source.h"
 
@@ -45,10 +44,10 @@ namespace patchfeed::loader::internal_loader {
 
 class FetchedSource final : public storage::ByteSource {
  public:
-  /// A view of `array`'s file(), which must be set; keeps the array (and its descriptor) open.
+  /// A view of `file` (a `.b2nd` frame, or a zarr chunk or shard file), which it keeps open.
   /// Fetched bytes live in `arena`, which must outlive every read through the source. Each
   /// read served from the file instead adds 1 to `*fallback_reads`.
-  FetchedSource(std::shared_ptr<const codec::ArrayReader> array, ByteArena* arena,
+  FetchedSource(std::shared_ptr<const storage::ByteSource> file, ByteArena* arena,
                 std::atomic<int64_t>* fallback_reads);
 
   const std::string& name() const override { return file_.name(); }
@@ -109,7 +108,7 @@ class FetchedSource final : public storage::ByteSource {
   const Buffer* FurthestBuffer(uint64_t offset) const;
   static bool Holds(const Image& image, uint64_t offset, uint64_t length);
 
-  std::shared_ptr<const codec::ArrayReader> array_;
+  const std::shared_ptr<const storage::ByteSource> holder_;
   const storage::ByteSource& file_;
   ByteArena* const arena_;
   std::vector<Buffer> buffers_;  // sorted by offset; may overlap

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,20 +15,27 @@
 namespace patchfeed::loader::internal_loader {
 namespace {
 
-// Header and offsets take 2 rounds, a dictionary or a chunk stored whole 1-2 more.
-constexpr int kMaxRounds = 5;
+// A frame: header and offsets, then blocks, a dictionary or a chunk stored whole 1-2 more. A
+// zarr chunk adds its open; a shard, its index.
+constexpr int kMaxRounds = 7;
 // Ranges of one file closer than this are fetched as one read: a network round trip costs
 // far more than reading a few KiB more.
 constexpr uint64_t kMergeGap = uint64_t{4} << 10;
+// The first read of a chunk file (a zarr chunk's Blosc header and block offsets, a shard's
+// index) is at least this long, so that it brings the block offsets too; on a network, where a
+// round trip costs far more, long enough to bring small chunks whole.
+constexpr uint64_t kChunkFileMinRead = uint64_t{4} << 10;
+constexpr uint64_t kRemoteChunkFileMinRead = uint64_t{64} << 10;
 
-// One plain read being fetched for.
+// One plain read being fetched for: from one `.b2nd` frame (source), or from an array whose
+// chunks are files of their own (store).
 struct Job {
   SampleRead* read = nullptr;
   std::shared_ptr<const codec::ArrayReader> array;
   std::shared_ptr<FetchedSource> source;
-  std::vector<int64_t> pending;  // chunk pieces whose replay still asked for bytes
-  uint64_t min_read = 0;         // a chunk's header and block offsets
-  std::string label;             // names the file in the engine's errors
+  std::shared_ptr<FetchedStore> store;
+  std::vector<codec::BoxPiece> pending;  // chunk pieces whose replay still asked for something
+  uint64_t min_read = 0;                 // the first read of a chunk (or chunk file)
   bool failed = false;
   // Where discovery writes (pad regions, special chunks): one block's bytes that every item
   // of the box lands on (zero strides), so it writes nothing the tasks will read.
@@ -35,11 +43,32 @@ struct Job {
   StridedView sink_view;
 };
 
+// What a round asks for: ranges of fetched files, and (chunk files) files to open.
+struct RangeRequest {
+  Job* job;
+  FetchedSource* source;
+  storage::FileRange range;
+};
+struct OpenRequest {
+  Job* job;
+  std::string path;
+};
+
 // The reads of one round of fetching: the producer sleeps until `pending` is 0.
 struct Inflight {
   std::mutex mu;
   std::condition_variable cv;
   int64_t pending = 0;
+
+  void Done() {
+    std::lock_guard lock(mu);
+    if (--pending == 0)
+      cv.notify_one();
+  }
+  void Wait() {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return pending == 0; });
+  }
 };
 
 // `ranges` of `source`'s file sorted and merged where they overlap or lie within kMergeGap of
@@ -75,6 +104,137 @@ std::vector<storage::FileRange> Coalesce(std::vector<storage::FileRange> ranges,
   return merged;
 }
 
+// The chunk pieces of `plan` a replay goes through: each piece, or for arrays whose blocks are
+// stored apart (a shard's inner chunks) each wanted block of it, since a replay stops at the
+// first block whose bytes it learns.
+std::vector<codec::BoxPiece> ReplayPieces(const codec::BoxPlan& plan, bool blocks_apart) {
+  std::vector<codec::BoxPiece> pieces;
+  const auto n = static_cast<size_t>(plan.ndim());
+  for (int64_t p = 0; p < plan.num_pieces(); ++p) {
+    const codec::BoxPiece piece = plan.piece(p);
+    if (piece.chunk < 0)
+      continue;
+    if (!blocks_apart) {
+      pieces.push_back(piece);
+      continue;
+    }
+    // Every block k in [block_lo, block_hi), C order.
+    codec::NdIndex k = piece.block_lo;
+    for (bool more = true; more;) {
+      if (!plan.filtered() || plan.wants(piece, k))
+        pieces.push_back(plan.Block(piece, k));
+      more = false;
+      for (size_t d = n; d-- > 0;) {
+        if (++k[d] < piece.block_hi[d]) {
+          more = true;
+          break;
+        }
+        k[d] = piece.block_lo[d];
+      }
+    }
+  }
+  return pieces;
+}
+
+bool BlocksApart(const codec::ArrayReader& array) {
+  if (array.chunk_store() == nullptr)
+    return false;
+  for (const int64_t b : array.geometry().blocks_per_chunk) {
+    if (b > 1)
+      return true;
+  }
+  return false;
+}
+
+// Sets `*job` up for `read`, or returns false when its tasks read it themselves: its array
+// fails to open (the task reports it), or is mapped, or its files are local and `io` is null.
+bool MakeJob(const LoaderParts& parts, storage::IoEngine* io, MetricsCounters& counters,
+             SampleRead& read, ByteArena& arena, Job* job) {
+  const OutputArray& out = parts.outputs[read.output];
+  auto array = parts.files->Get(read.case_index, out.dataset_array);
+  if (!array.ok())
+    return false;  // the task reads it (and reports the open error) itself
+  job->read = &read;
+  job->array = std::move(*array);
+  const codec::ArrayReader& a = *job->array;
+  if (const storage::ByteSource* file = a.file()) {
+    if (!file->reads_async() && (file->fd() < 0 || io == nullptr))
+      return false;  // mapped: the task reads it
+    job->source = std::make_shared<FetchedSource>(
+        std::shared_ptr<const storage::ByteSource>(job->array, file), &arena,
+        &counters.io_fallback_reads);
+    int64_t blocks = 1;
+    for (const int64_t b : a.geometry().blocks_per_chunk)
+      blocks *= b;
+    job->min_read = static_cast<uint64_t>(codec::kBlosc2HeaderSize + 4 * blocks);
+  } else if (const storage::Store* store = a.chunk_store()) {
+    if (!store->remote() && io == nullptr)
+      return false;  // local chunk files without an engine: the task reads them
+    job->store = std::make_shared<FetchedStore>(*store, &arena, &counters.io_fallback_reads);
+    job->min_read = store->remote() ? kRemoteChunkFileMinRead : kChunkFileMinRead;
+  } else {
+    return false;
+  }
+  job->sink.resize(static_cast<size_t>(std::max(a.Footprint().block_bytes, a.itemsize())));
+  job->sink_view.data = job->sink.data();
+  job->sink_view.shape = read.dst.shape;
+  job->sink_view.byte_strides.assign(read.dst.shape.size(), 0);
+  job->pending = ReplayPieces(read.plan, BlocksApart(a));
+  return true;
+}
+
+// Replays the job's pending pieces against what was fetched so far; adds what they asked for
+// to `ranges` (coalesced per file) and `opens`, and keeps pending only the pieces that asked.
+void Discover(const LoaderParts& parts, Job& job, codec::BoxReadScratch& scratch,
+              std::vector<RangeRequest>* ranges, std::vector<OpenRequest>* opens) {
+  const SampleRead& read = *job.read;
+  const OutputArray& out = parts.outputs[read.output];
+  // Per file: the ranges its replays asked for.
+  std::map<FetchedSource*, std::vector<storage::FileRange>> missing;
+  const auto take = [&](FetchedSource& source) {
+    std::vector<storage::FileRange> m = source.TakeMissing();
+    if (m.empty())
+      return false;
+    std::vector<storage::FileRange>& all = missing[&source];
+    all.insert(all.end(), m.begin(), m.end());
+    return true;
+  };
+  std::vector<codec::BoxPiece> still;
+  scratch.source = job.source.get();
+  scratch.store = job.store.get();
+  if (job.store)
+    job.store->BeginDiscovery();
+  for (const codec::BoxPiece& piece : job.pending) {
+    if (job.source)
+      job.source->BeginDiscovery();
+    (void)job.array->ReadPiece(read.plan, piece, job.sink_view, out.pad_item, scratch);
+    bool asked = false;
+    if (job.source) {
+      asked = take(*job.source);
+    } else {
+      for (std::string& path : job.store->TakeMissingOpens()) {
+        opens->push_back({&job, std::move(path)});
+        asked = true;
+      }
+      for (const auto& [path, source] : job.store->sources())
+        asked |= take(*source);
+    }
+    if (asked)
+      still.push_back(piece);
+  }
+  scratch.source = nullptr;
+  scratch.store = nullptr;
+  if (job.source)
+    job.source->EndDiscovery();
+  if (job.store)
+    job.store->EndDiscovery();
+  job.pending = std::move(still);
+  for (auto& [source, wanted] : missing) {
+    for (const storage::FileRange& f : Coalesce(std::move(wanted), job.min_read, *source))
+      ranges->push_back({&job, source, f});
+  }
+}
+
 }  // namespace
 
 void ReadPrefetcher::Fetch(ReadRound& round) {
@@ -86,94 +246,60 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     SampleRead& read = round.read(i);
     if (read.plan.num_pieces() == 0)
       continue;  // PlanBox failed (the failure is recorded), or nothing to read
-    const OutputArray& out = parts_.outputs[read.output];
-    auto array = parts_.files->Get(read.case_index, out.dataset_array);
-    if (!array.ok() || (*array)->file() == nullptr)
-      continue;  // the task reads it (and reports an open error) itself
-    const storage::ByteSource& file = *(*array)->file();
-    if (!file.reads_async() && (file.fd() < 0 || io_ == nullptr))
-      continue;  // mapped: the task reads it
     Job job;
-    job.read = &read;
-    job.array = std::move(*array);
-    job.source = std::make_shared<FetchedSource>(job.array, &arena, &counters_.io_fallback_reads);
-    int64_t blocks = 1;
-    for (const int64_t b : job.array->geometry().blocks_per_chunk)
-      blocks *= b;
-    job.min_read = static_cast<uint64_t>(codec::kBlosc2HeaderSize + 4 * blocks);
-    job.label = job.source->name();
-    job.sink.resize(
-        static_cast<size_t>(std::max(job.array->Footprint().block_bytes, job.array->itemsize())));
-    job.sink_view.data = job.sink.data();
-    job.sink_view.shape = read.dst.shape;
-    job.sink_view.byte_strides.assign(read.dst.shape.size(), 0);
-    for (int64_t p = 0; p < read.plan.num_pieces(); ++p) {
-      if (read.plan.piece(p).chunk >= 0)
-        job.pending.push_back(p);
-    }
-    jobs.push_back(std::move(job));
+    if (MakeJob(parts_, io_, counters_, read, arena, &job))
+      jobs.push_back(std::move(job));
   }
 
   codec::BoxReadScratch& scratch = scratch_[static_cast<size_t>(round.slot())];
   for (int r = 0; r < kMaxRounds && !round.cancelled(); ++r) {
-    // Replay every piece still asking for bytes; gather what it asked for.
-    std::vector<std::pair<Job*, storage::FileRange>> requests;
+    std::vector<RangeRequest> ranges;
+    std::vector<OpenRequest> opens;
     for (Job& job : jobs) {
-      if (job.failed || job.pending.empty())
-        continue;
-      const SampleRead& read = *job.read;
-      const OutputArray& out = parts_.outputs[read.output];
-      std::vector<storage::FileRange> missing;
-      std::vector<int64_t> still;
-      scratch.source = job.source.get();
-      for (const int64_t p : job.pending) {
-        job.source->BeginDiscovery();
-        (void)job.array->ReadPiece(read.plan, read.plan.piece(p), job.sink_view, out.pad_item,
-                                   scratch);
-        std::vector<storage::FileRange> m = job.source->TakeMissing();
-        if (!m.empty()) {
-          still.push_back(p);
-          missing.insert(missing.end(), m.begin(), m.end());
-        }
-      }
-      scratch.source = nullptr;
-      job.source->EndDiscovery();
-      job.pending = std::move(still);
-      for (const storage::FileRange& f : Coalesce(std::move(missing), job.min_read, *job.source)) {
-        requests.emplace_back(&job, f);
-      }
+      if (!job.failed && !job.pending.empty())
+        Discover(parts_, job, scratch, &ranges, &opens);
     }
-    if (requests.empty())
+    if (ranges.empty() && opens.empty())
       break;
 
     Inflight inflight;
-    inflight.pending = static_cast<int64_t>(requests.size());
-    std::vector<Status> results(requests.size());
+    inflight.pending = static_cast<int64_t>(ranges.size() + opens.size());
+    std::vector<Status> results(ranges.size());
+    std::vector<Result<std::shared_ptr<storage::ByteSource>>> opened(
+        opens.size(), CancelledError("not opened"));
     int64_t bytes = 0;
-    for (size_t k = 0; k < requests.size(); ++k) {
-      auto& [job, range] = requests[k];
-      bytes += static_cast<int64_t>(range.length);
+    int64_t requests = static_cast<int64_t>(ranges.size());
+    for (size_t k = 0; k < opens.size(); ++k) {
+      const OpenRequest& o = opens[k];
+      requests += o.job->store->remote() ? 1 : 0;  // a HEAD; a local open is no read
+      o.job->array->chunk_store()->OpenAsync(
+          o.path, storage::IoMode::kPread,
+          [&inflight, &opened, k](Result<std::shared_ptr<storage::ByteSource>> file) {
+            opened[k] = std::move(file);
+            inflight.Done();
+          });
+    }
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const RangeRequest& q = ranges[k];
+      bytes += static_cast<int64_t>(q.range.length);
       auto done = [&inflight, &results, k](Status status) {
         results[k] = std::move(status);
-        std::lock_guard lock(inflight.mu);
-        if (--inflight.pending == 0)
-          inflight.cv.notify_one();
+        inflight.Done();
       };
-      const std::span<std::byte> into = job->source->AddFetch(range);
-      if (job->source->reads_async()) {
-        job->source->ReadAsync(range.offset, into, std::move(done));
+      const std::span<std::byte> into = q.source->AddFetch(q.range);
+      if (q.source->reads_async() || q.source->fd() < 0 || io_ == nullptr) {
+        q.source->ReadAsync(q.range.offset, into, std::move(done));
       } else {
-        io_->Submit({job->source->fd(), range.offset, into, job->label, std::move(done)});
+        io_->Submit({q.source->fd(), q.range.offset, into, q.source->name(), std::move(done)});
       }
     }
-    MetricsCounters::Add(counters_.io_requests, static_cast<int64_t>(requests.size()));
+    MetricsCounters::Add(counters_.io_requests, requests);
     MetricsCounters::Add(counters_.io_bytes, bytes);
-    {
-      std::unique_lock lock(inflight.mu);
-      inflight.cv.wait(lock, [&] { return inflight.pending == 0; });
-    }
-    for (size_t k = 0; k < requests.size(); ++k) {
-      Job& job = *requests[k].first;
+    inflight.Wait();
+    for (size_t k = 0; k < opens.size(); ++k)
+      opens[k].job->store->AddOpened(opens[k].path, std::move(opened[k]));
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      Job& job = *ranges[k].job;
       if (!results[k].ok() && !job.failed) {
         job.failed = true;
         reader_.Fail(round, *job.read, nullptr, results[k]);
@@ -181,8 +307,10 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     }
   }
   for (Job& job : jobs) {
-    if (!job.failed)
-      job.read->fetched = std::move(job.source);
+    if (job.failed)
+      continue;
+    job.read->fetched = std::move(job.source);
+    job.read->fetched_store = std::move(job.store);
   }
 }
 

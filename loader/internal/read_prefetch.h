@@ -3,25 +3,30 @@
 #define PATCHFEED_LOADER_INTERNAL_READ_PREFETCH_H_
 
 /// \file
-/// Reads in flight for IoMode::kPread (issue 15): before a round's read tasks start, its
-/// producer fetches the bytes every read needs (plain and augmented samples alike) through the
-/// IoEngine, all files and chunks of the batch at once, so that the tasks decode from memory and
-/// never wait on I/O.
+/// Reads in flight (issues 15 and 24): before a round's read tasks start, its producer fetches
+/// the bytes every read needs (plain and augmented samples alike), all files and chunks of the
+/// batch at once, so that the tasks decode from memory and never wait on I/O. Local files go
+/// through the IoEngine (IoMode::kPread); remote objects through their store's own engine
+/// (ByteSource::ReadAsync, Store::OpenAsync).
 ///
 /// Which bytes: the codec's read of each piece is replayed against the read's FetchedSource
-/// (fetched_source.h) until it asks for nothing new: first each chunk's header and block
-/// offsets (one read of 32 + 4 x blocks-per-chunk bytes), then the streams of the blocks the
-/// piece touches (neighbours merged into one read), straight into an image of the chunk that
-/// the tasks decode in place; a few more rounds only for chunks stored whole (memcpyed) or
-/// with a dictionary. Each round's reads are all submitted before the
-/// producer sleeps until the last completes (a condition variable: no polling); a batch costs
-/// two round trips, however many chunks it touches, and up to `io_depth` reads are at the file
-/// system at once (several batches' producers share the engine).
+/// (a `.b2nd` frame, fetched_source.h) or FetchedStore (zarr chunk and shard files,
+/// fetched_store.h) until it asks for nothing new: a zarr chunk's file is opened first (a
+/// shard's index is read next); then each chunk's header and block offsets (one read, long
+/// enough to hold them), then the streams of the blocks the piece touches (neighbours merged
+/// into one read), straight into an image of the chunk that the tasks decode in place; a few
+/// more rounds only for chunks stored whole (memcpyed) or with a dictionary. Each round's
+/// requests are all submitted before the producer sleeps until the last completes (a
+/// condition variable: no polling); a batch of `.b2nd` reads costs two round trips, of zarr
+/// chunks three (four with shards), however many chunks it touches, and up to `io_depth`
+/// requests are in flight at once (several batches' producers share the engine).
 ///
-/// What it leaves to the tasks: reads of mapped files, of zarr stores and sparse frames
-/// (chunks are files of their own), and any read whose fetch failed: the failure is recorded as the
-/// sample's error, naming the case, file, offset and length. Fetched bytes live in a per-slot
-/// arena that the slot's next batch reuses. Thread-safe for distinct slots.
+/// What it leaves to the tasks: reads of mapped files, of sparse frames (chunks are files of
+/// their own, not opened through a store the reader is handed), of local zarr chunks without
+/// an engine, and any read whose fetch failed: the failure is recorded as the sample's error,
+/// naming the case, file, offset and length (a chunk file that fails to open is the task's to
+/// report). Fetched bytes live in a per-slot arena that the slot's next batch reuses.
+/// Thread-safe for distinct slots.
 
 #include <atomic>
 #include <cstdint>

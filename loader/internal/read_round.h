@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "common/strided_view.h"
 #include "loader/internal/fetched_source.h"
+#include "loader/internal/fetched_store.h"
 #include "loader/internal/read_tasks.h"
 #include "loader/internal/slot_scheduler.h"
 #include "loader/sampler.h"
@@ -46,6 +47,9 @@ struct SampleRead {
   /// Reads in flight (IoMode::kPread): the bytes fetched ahead for this read, which its tasks
   /// decode from (read_prefetch.h); null: the tasks read the file themselves.
   std::shared_ptr<const FetchedSource> fetched;
+  /// The same for an array whose chunks are files of their own (zarr): its chunk files opened
+  /// and fetched ahead (fetched_store.h).
+  std::shared_ptr<const FetchedStore> fetched_store;
   /// LoaderConfig::check_finite on a plain read of a float array: each piece's NaN and
   /// infinite items are counted as it lands in the slot (ReadRound::AddNonFinite).
   bool check_finite = false;

@@ -42,8 +42,10 @@ bool SampleReader::WithArray(ReadRound& round, const SampleRead& read,
   const int64_t decoded_before = scratch.decoder.bytes_decoded();
   std::optional<codec::BoxPiece> failed_piece;
   scratch.source = read.fetched.get();
+  scratch.store = read.fetched_store.get();
   const Status status = read_fn(**reader, scratch, &failed_piece);
   scratch.source = nullptr;
+  scratch.store = nullptr;
   MetricsCounters::Add(counters_->bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
   MetricsCounters::Add(counters_->bytes_read,
                        scratch.decoder.compressed_bytes_read() - read_before);

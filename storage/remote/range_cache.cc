@@ -250,6 +250,19 @@ class CachingStore final : public Store {
     PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<ByteSource> source, inner_->Open(path, mode));
     return std::shared_ptr<ByteSource>(std::make_shared<CachedSource>(std::move(source), pages_));
   }
+  void OpenAsync(const std::string& path, IoMode mode,
+                 std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const override {
+    inner_->OpenAsync(path, mode,
+                      [pages = pages_, done = std::move(done)](
+                          Result<std::shared_ptr<ByteSource>> source) {
+                        if (!source.ok()) {
+                          done(source.status());
+                          return;
+                        }
+                        done(std::shared_ptr<ByteSource>(
+                            std::make_shared<CachedSource>(std::move(*source), pages)));
+                      });
+  }
   Result<EntryKind> Stat(const std::string& path) const override { return inner_->Stat(path); }
   Result<std::vector<std::string>> List(const std::string& folder) const override {
     return inner_->List(folder);

@@ -204,58 +204,117 @@ Result<RemoteAccess> RemoteStore::AccessFor(const std::string& url) const {
   return target.location->access;
 }
 
-Result<ObjectInfo> RemoteStore::Head(const Target& target) const {
-  const std::string url = target.RequestUrl(target.url.key);
-  const RemoteAccess& access = target.location->access;
-  HttpResult head = SubmitAndWait(*engine_, target.Request(HttpMethod::kHead, url, target.name));
-  if (head.status.ok())
-    return std::move(head.info);
-  if (head.http_status == 0 || head.http_status >= 500 || head.http_status == 404)
-    return RemoteRequestError(head, target.name, access);
-  // A HEAD answer has no body, so no error code: ask for the first byte to learn why (which
-  // credentials were refused, why access was denied, which endpoint a bucket in another region
-  // wants). A server that refuses HEAD but serves ranges gives the size this way too.
-  HttpRequest probe = target.Request(HttpMethod::kGet, url, target.name);
-  std::byte first{};
+void RemoteStore::HeadAsync(const Target& target,
+                            std::function<void(Result<ObjectInfo>)> done) const {
+  HttpRequest head =
+      target.Request(HttpMethod::kHead, target.RequestUrl(target.url.key), target.name);
+  // A HEAD answer has no body, so no error code: when it is refused, ask for the first byte to
+  // learn why (which credentials were refused, why access was denied, which endpoint a bucket
+  // in another region wants). A server that refuses HEAD but serves ranges gives the size this
+  // way too. The probe is made here and sent from the HEAD's callback.
+  HttpRequest probe = target.Request(HttpMethod::kGet, head.url, target.name);
+  auto first = std::make_shared<std::byte>();
   probe.ranged = true;
-  probe.out = std::span(&first, 1);
-  HttpResult get = SubmitAndWait(*engine_, std::move(probe));
-  if (get.status.ok() && get.info.size)
-    return std::move(get.info);
-  return RemoteRequestError(get.http_status >= 400 ? get : head, target.name, access);
+  probe.out = std::span(first.get(), 1);
+  head.done = [engine = engine_.get(), location = target.location, name = target.name,
+               probe = std::move(probe), first,
+               done = std::move(done)](HttpResult&& answer) mutable {
+    if (answer.status.ok()) {
+      done(std::move(answer.info));
+      return;
+    }
+    if (answer.http_status == 0 || answer.http_status >= 500 || answer.http_status == 404) {
+      done(RemoteRequestError(answer, name, location->access));
+      return;
+    }
+    probe.done = [head = std::move(answer), location, name, first,
+                  done = std::move(done)](HttpResult&& get) {
+      if (get.status.ok() && get.info.size) {
+        done(std::move(get.info));
+        return;
+      }
+      done(RemoteRequestError(get.http_status >= 400 ? get : head, name, location->access));
+    };
+    engine->Submit(std::move(probe));
+  };
+  engine_->Submit(std::move(head));
+}
+
+Result<ObjectInfo> RemoteStore::Head(const Target& target) const {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<Result<ObjectInfo>> outcome;
+  HeadAsync(target, [&](Result<ObjectInfo> result) {
+    std::lock_guard lock(mutex);  // notified under the lock: the waiter's stack outlives it
+    outcome = std::move(result);
+    cv.notify_one();
+  });
+  std::unique_lock lock(mutex);
+  cv.wait(lock, [&] { return outcome.has_value(); });
+  return std::move(*outcome);
+}
+
+std::optional<Result<ObjectInfo>> RemoteStore::Remembered(const std::string& path) const {
+  std::lock_guard lock(mutex_);
+  if (auto it = known_.find(path); it != known_.end())
+    return it->second;
+  return std::nullopt;
+}
+
+void RemoteStore::Remember(const std::string& path, const Result<ObjectInfo>& known) const {
+  // Only answers that will not change while training reads: an object, or none at all (zarr's
+  // fill-value chunks). Refusals and failures are asked again.
+  if (!known.ok() && known.status().code() != StatusCode::kNotFound)
+    return;
+  std::lock_guard lock(mutex_);
+  if (known_.size() >= kMaxKnownObjects)
+    known_.clear();
+  known_.emplace(path, known);
+}
+
+Result<std::shared_ptr<RemoteSource>> RemoteStore::SourceFor(const Target& target,
+                                                             Result<ObjectInfo> known) const {
+  PATCHFEED_ASSIGN_OR_RETURN(ObjectInfo info, std::move(known));
+  return std::make_shared<RemoteSource>(engine_, target.location, target.name,
+                                        target.RequestUrl(target.url.key), std::move(info));
 }
 
 Result<std::shared_ptr<RemoteSource>> RemoteStore::OpenRemote(const std::string& path) const {
   PATCHFEED_ASSIGN_OR_RETURN(const Target target, Resolve(path));
-  Result<ObjectInfo> known = InternalError("unset");
-  bool remembered = false;
-  {
-    std::lock_guard lock(mutex_);
-    if (auto it = known_.find(path); it != known_.end()) {
-      known = it->second;
-      remembered = true;
-    }
-  }
-  if (!remembered) {
+  std::optional<Result<ObjectInfo>> known = Remembered(path);
+  if (!known.has_value()) {
     known = Head(target);
-    // Only answers that will not change while training reads: an object, or none at all
-    // (zarr's fill-value chunks). Refusals and failures are asked again.
-    if (known.ok() || known.status().code() == StatusCode::kNotFound) {
-      std::lock_guard lock(mutex_);
-      if (known_.size() >= kMaxKnownObjects)
-        known_.clear();
-      known_.emplace(path, known);
-    }
+    Remember(path, *known);
   }
-  PATCHFEED_ASSIGN_OR_RETURN(ObjectInfo info, std::move(known));
-  return std::make_shared<RemoteSource>(engine_, target.location, path,
-                                        target.RequestUrl(target.url.key), std::move(info));
+  return SourceFor(target, std::move(*known));
 }
 
 Result<std::shared_ptr<ByteSource>> RemoteStore::Open(const std::string& path,
                                                       IoMode /*mode*/) const {
   PATCHFEED_ASSIGN_OR_RETURN(auto source, OpenRemote(path));
   return std::shared_ptr<ByteSource>(std::move(source));
+}
+
+void RemoteStore::OpenAsync(const std::string& path, IoMode /*mode*/,
+                            std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const {
+  Result<Target> target = Resolve(path);
+  if (!target.ok()) {
+    done(target.status());
+    return;
+  }
+  const auto answer = [this](const Target& t, Result<ObjectInfo> known)
+      -> Result<std::shared_ptr<ByteSource>> {
+    PATCHFEED_ASSIGN_OR_RETURN(auto source, SourceFor(t, std::move(known)));
+    return std::shared_ptr<ByteSource>(std::move(source));
+  };
+  if (std::optional<Result<ObjectInfo>> known = Remembered(path)) {
+    done(answer(*target, std::move(*known)));
+    return;
+  }
+  HeadAsync(*target, [this, answer, t = *target, done = std::move(done)](Result<ObjectInfo> known) {
+    Remember(t.name, known);
+    done(answer(t, std::move(known)));
+  });
 }
 
 StoreStats RemoteStore::stats() const {

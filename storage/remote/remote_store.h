@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -100,6 +101,10 @@ class RemoteStore final : public Store {
   /// nothing is there; refused credentials or denied access are kIoError saying where the
   /// credentials came from.
   Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const override;
+  /// Open with the HEAD in flight: `done` runs on the engine thread when it is answered, or
+  /// here when the object is remembered (or the URL is refused).
+  void OpenAsync(const std::string& path, IoMode mode,
+                 std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const override;
   /// Open, typed: for callers that want info().
   Result<std::shared_ptr<RemoteSource>> OpenRemote(const std::string& path) const;
 
@@ -124,7 +129,15 @@ class RemoteStore final : public Store {
   RemoteStore(const RemoteOptions& options, Environment env, std::shared_ptr<CurlEngine> engine);
 
   Result<Target> Resolve(const std::string& path) const;
+  // The object's size and identity (one HEAD, and a one-byte GET to learn why when it is
+  // refused); `done` runs on the engine thread. Head waits for it.
+  void HeadAsync(const Target& target, std::function<void(Result<ObjectInfo>)> done) const;
   Result<ObjectInfo> Head(const Target& target) const;
+  // What HEAD said of `path` before, if it is remembered; Remember keeps an answer that lasts.
+  std::optional<Result<ObjectInfo>> Remembered(const std::string& path) const;
+  void Remember(const std::string& path, const Result<ObjectInfo>& known) const;
+  Result<std::shared_ptr<RemoteSource>> SourceFor(const Target& target,
+                                                  Result<ObjectInfo> known) const;
   Result<std::vector<std::string>> ListNames(const Target& target, const std::string& prefix,
                                              int max_keys) const;
 

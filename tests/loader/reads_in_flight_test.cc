@@ -54,7 +54,8 @@ struct FetchedFixture {
     auto opened = codec::OpenArray(ds.path(0, 0), {storage::IoMode::kPread});
     EXPECT_OK(opened.status());
     array = std::move(*opened);
-    source = std::make_unique<FetchedSource>(array, &arena, &fallbacks);
+    source = std::make_unique<FetchedSource>(
+        std::shared_ptr<const storage::ByteSource>(array, array->file()), &arena, &fallbacks);
   }
   // The file's bytes [offset, offset + length), read directly.
   std::vector<std::byte> FileBytes(uint64_t offset, size_t length) const {

@@ -1,0 +1,42 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#include "loader/internal/fetched_store.h"
+
+#include <algorithm>
+
+namespace patchfeed::loader::internal_loader {
+
+Result<std::shared_ptr<storage::ByteSource>> FetchedStore::Open(const std::string& path,
+                                                                storage::IoMode mode) const {
+  if (auto it = sources_.find(path); it != sources_.end()) {
+    if (discovering_)
+      it->second->BeginDiscovery();
+    return std::shared_ptr<storage::ByteSource>(it->second);
+  }
+  if (auto it = failed_.find(path); it != failed_.end())
+    return it->second;
+  if (discovering_) {
+    if (std::find(missing_opens_.begin(), missing_opens_.end(), path) == missing_opens_.end())
+      missing_opens_.push_back(path);
+    return CancelledError("not opened yet");
+  }
+  fallback_reads_->fetch_add(1, std::memory_order_relaxed);
+  return store_.Open(path, mode);
+}
+
+void FetchedStore::EndDiscovery() {
+  discovering_ = false;
+  for (auto& [path, source] : sources_)
+    source->EndDiscovery();
+}
+
+void FetchedStore::AddOpened(const std::string& path,
+                             Result<std::shared_ptr<storage::ByteSource>> opened) {
+  if (!opened.ok()) {
+    failed_.insert_or_assign(path, opened.status());
+    return;
+  }
+  sources_.insert_or_assign(
+      path, std::make_shared<FetchedSource>(std::move(*opened), arena_, fallback_reads_));
+}
+
+}  // namespace patchfeed::loader::internal_loader
