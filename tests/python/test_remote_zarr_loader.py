@@ -103,3 +103,23 @@ def test_local_zarr_read_with_pread_is_fetched_ahead(tmp_path, flavour):
         metrics = loader.metrics()
     _assert_same(got, want)
     assert metrics["io_requests"] > 0 and metrics["io_fallback_reads"] == 0, metrics
+
+
+def test_a_damaged_chunk_in_the_bucket_is_an_error_naming_its_url(seaweed, s3_bucket, tmp_path):
+    local = tmp_path / "group"
+    _write_cases(local, "v2", n=1)
+    image = local / "case0" / "image"
+    for chunk in (p for p in image.iterdir() if not p.name.startswith(".")):  # every image chunk cut short: any patch meets one
+        chunk.write_bytes(chunk.read_bytes()[:20])
+    seaweed.put_tree(s3_bucket, "damaged", local)
+    options = {"endpoint_url": seaweed.endpoint, "key": seaweed.admin_key,
+               "secret": seaweed.admin_secret, "region": seaweed.region}
+    remote = patchfeed.Dataset.from_zarr_group(f"s3://{s3_bucket}/damaged",
+                                               storage_options=options)
+    with patchfeed.Loader(remote, PATCH, **KWARGS) as loader:
+        with pytest.raises(Exception) as error:
+            loader.next_batch()
+    message = str(error.value)
+    assert f"s3://{s3_bucket}/damaged/case0/image/" in message, message
+    assert "case 'case0'" in message and "patch box" in message, message
+    assert "truncated" in message, message
