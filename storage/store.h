@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,12 @@ enum class EntryKind {
   kFolder,  ///< a directory (a prefix other objects' names continue)
 };
 
+/// A file Store::OpenAsync opened, and how many of its first bytes came with it.
+struct OpenedFile {
+  std::shared_ptr<ByteSource> file;
+  uint64_t head_bytes = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -50,14 +57,23 @@ class Store {
   /// are fill value, so callers tell absence from failure by this code).
   virtual Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const = 0;
 
-  /// Open without waiting: `done` runs exactly once with what Open would return. A remote
-  /// store asks its server without blocking the caller and runs `done` on its engine thread
-  /// (return from it at once: hand the work on), so a caller can have many opens in flight;
-  /// the store must outlive the call to `done`. Other stores open here and run `done` before
-  /// returning.
-  virtual void OpenAsync(const std::string& path, IoMode mode,
-                         std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const {
-    done(Open(path, mode));
+  /// Open without waiting, for a caller with many files to open (the loader's reads in
+  /// flight): `done` runs exactly once with what Open would return. `head` may receive the
+  /// file's first bytes with it where that costs nothing more: a remote store asks with one
+  /// GET of that range, whose answer gives the object's size and identity as a HEAD's would;
+  /// OpenedFile::head_bytes says how many came (the whole file when it is shorter), and `head`
+  /// must stay valid until `done` has run. A remote store runs `done` on its engine thread
+  /// (return from it at once: hand the work on) and must outlive it; other stores open here,
+  /// run `done` before returning, and leave `head` alone.
+  virtual void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> head,
+                         std::function<void(Result<OpenedFile>)> done) const {
+    (void)head;
+    Result<std::shared_ptr<ByteSource>> file = Open(path, mode);
+    if (!file.ok()) {
+      done(file.status());
+      return;
+    }
+    done(OpenedFile{std::move(*file), 0});
   }
 
   /// What is at `path`.

@@ -165,12 +165,21 @@ std::span<std::byte> FetchedSource::AddFetch(storage::FileRange range) {
       return {image.bytes + (range.offset - image.pos), range.length};
     }
   }
-  const Buffer b{range.offset, arena_->Allocate(range.length).first(range.length)};
-  auto at = std::upper_bound(buffers_.begin(), buffers_.end(), range.offset,
+  const std::span<std::byte> bytes = arena_->Allocate(range.length).first(range.length);
+  AddBuffer(range.offset, bytes);
+  return bytes;
+}
+
+void FetchedSource::AddFetched(uint64_t offset, std::span<std::byte> bytes) {
+  fetched_bytes_ += static_cast<int64_t>(bytes.size());
+  AddBuffer(offset, bytes);
+}
+
+void FetchedSource::AddBuffer(uint64_t offset, std::span<std::byte> bytes) {
+  auto at = std::upper_bound(buffers_.begin(), buffers_.end(), offset,
                              [](uint64_t o, const Buffer& x) { return o < x.offset; });
-  buffers_.insert(at, b);
-  longest_ = std::max(longest_, range.length);
-  return b.bytes;
+  buffers_.insert(at, Buffer{offset, bytes});
+  longest_ = std::max<uint64_t>(longest_, bytes.size());
 }
 
 }  // namespace patchfeed::loader::internal_loader

@@ -78,6 +78,9 @@ class FetchedSource final : public storage::ByteSource {
   /// Where a fetch of `range` goes: into the chunk image that holds it whole, else a buffer of
   /// its own. The caller fills it before serving starts.
   std::span<std::byte> AddFetch(storage::FileRange range);
+  /// Bytes [offset, offset + bytes.size()) fetched already (a file's first bytes, which came
+  /// with its open), in memory that outlives every read through the source (the arena's).
+  void AddFetched(uint64_t offset, std::span<std::byte> bytes);
   /// The chunk image holding `offset` (an index), or -1: ranges of different images (or one in
   /// an image and one not) must not be fetched as one read.
   int64_t ImageAt(uint64_t offset) const;
@@ -97,6 +100,7 @@ class FetchedSource final : public storage::ByteSource {
     std::byte* bytes = nullptr;
     std::vector<storage::FileRange> valid;
   };
+  void AddBuffer(uint64_t offset, std::span<std::byte> bytes);
   // Calls fn(buffer) on each buffer that starts at or before `offset` and may reach it,
   // nearest first, until it returns true.
   template <typename Fn>

@@ -29,14 +29,16 @@ void FetchedStore::EndDiscovery() {
     source->EndDiscovery();
 }
 
-void FetchedStore::AddOpened(const std::string& path,
-                             Result<std::shared_ptr<storage::ByteSource>> opened) {
+void FetchedStore::AddOpened(const std::string& path, Result<storage::OpenedFile> opened,
+                             std::span<std::byte> head) {
   if (!opened.ok()) {
     failed_.insert_or_assign(path, opened.status());
     return;
   }
-  sources_.insert_or_assign(
-      path, std::make_shared<FetchedSource>(std::move(*opened), arena_, fallback_reads_));
+  auto source = std::make_shared<FetchedSource>(std::move(opened->file), arena_, fallback_reads_);
+  if (opened->head_bytes > 0)
+    source->AddFetched(0, head.first(opened->head_bytes));
+  sources_.insert_or_assign(path, std::move(source));
 }
 
 }  // namespace patchfeed::loader::internal_loader

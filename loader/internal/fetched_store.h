@@ -59,9 +59,10 @@ class FetchedStore final : public storage::Store {
   void EndDiscovery();
   /// The files recorded since the last call, each once.
   std::vector<std::string> TakeMissingOpens() { return std::exchange(missing_opens_, {}); }
-  /// What opening `path` gave: a file to fetch from, or the error Open will answer with
-  /// (kNotFound: the chunk is fill value).
-  void AddOpened(const std::string& path, Result<std::shared_ptr<storage::ByteSource>> opened);
+  /// What opening `path` gave: a file to fetch from, whose first bytes (head_bytes of them)
+  /// are in `head`, or the error Open will answer with (kNotFound: the chunk is fill value).
+  void AddOpened(const std::string& path, Result<storage::OpenedFile> opened,
+                 std::span<std::byte> head);
   /// The files opened, to gather the bytes their replays asked for.
   const std::map<std::string, std::shared_ptr<FetchedSource>>& sources() const { return sources_; }
 

@@ -26,6 +26,10 @@ constexpr uint64_t kMergeGap = uint64_t{4} << 10;
 // round trip costs far more, long enough to bring small chunks whole.
 constexpr uint64_t kChunkFileMinRead = uint64_t{4} << 10;
 constexpr uint64_t kRemoteChunkFileMinRead = uint64_t{64} << 10;
+// A remote chunk file is opened with a GET of its first bytes (no HEAD): a zarr chunk up to
+// this size comes whole in that one request, as tensorstore reads it. Shards are opened with a
+// HEAD instead: their index is at the end.
+constexpr uint64_t kRemoteChunkFileFirstRead = uint64_t{512} << 10;
 
 // One plain read being fetched for: from one `.b2nd` frame (source), or from an array whose
 // chunks are files of their own (store).
@@ -36,6 +40,7 @@ struct Job {
   std::shared_ptr<FetchedStore> store;
   std::vector<codec::BoxPiece> pending;  // chunk pieces whose replay still asked for something
   uint64_t min_read = 0;                 // the first read of a chunk (or chunk file)
+  uint64_t open_read = 0;                // bytes asked for with a chunk file's open
   bool failed = false;
   // Where discovery writes (pad regions, special chunks): one block's bytes that every item
   // of the box lands on (zero strides), so it writes nothing the tasks will read.
@@ -52,6 +57,7 @@ struct RangeRequest {
 struct OpenRequest {
   Job* job;
   std::string path;
+  std::span<std::byte> head;  // where its first bytes may come with the open
 };
 
 // The reads of one round of fetching: the producer sleeps until `pending` is 0.
@@ -172,6 +178,7 @@ bool MakeJob(const LoaderParts& parts, storage::IoEngine* io, MetricsCounters& c
       return false;  // local chunk files without an engine: the task reads them
     job->store = std::make_shared<FetchedStore>(*store, &arena, &counters.io_fallback_reads);
     job->min_read = store->remote() ? kRemoteChunkFileMinRead : kChunkFileMinRead;
+    job->open_read = store->remote() && !BlocksApart(a) ? kRemoteChunkFileFirstRead : 0;
   } else {
     return false;
   }
@@ -185,8 +192,9 @@ bool MakeJob(const LoaderParts& parts, storage::IoEngine* io, MetricsCounters& c
 
 // Replays the job's pending pieces against what was fetched so far; adds what they asked for
 // to `ranges` (coalesced per file) and `opens`, and keeps pending only the pieces that asked.
-void Discover(const LoaderParts& parts, Job& job, codec::BoxReadScratch& scratch,
-              std::vector<RangeRequest>* ranges, std::vector<OpenRequest>* opens) {
+void Discover(const LoaderParts& parts, Job& job, ByteArena& arena,
+              codec::BoxReadScratch& scratch, std::vector<RangeRequest>* ranges,
+              std::vector<OpenRequest>* opens) {
   const SampleRead& read = *job.read;
   const OutputArray& out = parts.outputs[read.output];
   // Per file: the ranges its replays asked for.
@@ -213,7 +221,7 @@ void Discover(const LoaderParts& parts, Job& job, codec::BoxReadScratch& scratch
       asked = take(*job.source);
     } else {
       for (std::string& path : job.store->TakeMissingOpens()) {
-        opens->push_back({&job, std::move(path)});
+        opens->push_back({&job, std::move(path), arena.Allocate(job.open_read).first(job.open_read)});
         asked = true;
       }
       for (const auto& [path, source] : job.store->sources())
@@ -257,7 +265,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     std::vector<OpenRequest> opens;
     for (Job& job : jobs) {
       if (!job.failed && !job.pending.empty())
-        Discover(parts_, job, scratch, &ranges, &opens);
+        Discover(parts_, job, arena, scratch, &ranges, &opens);
     }
     if (ranges.empty() && opens.empty())
       break;
@@ -265,19 +273,17 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     Inflight inflight;
     inflight.pending = static_cast<int64_t>(ranges.size() + opens.size());
     std::vector<Status> results(ranges.size());
-    std::vector<Result<std::shared_ptr<storage::ByteSource>>> opened(
-        opens.size(), CancelledError("not opened"));
+    std::vector<Result<storage::OpenedFile>> opened(opens.size(), CancelledError("not opened"));
     int64_t bytes = 0;
     int64_t requests = static_cast<int64_t>(ranges.size());
     for (size_t k = 0; k < opens.size(); ++k) {
       const OpenRequest& o = opens[k];
       requests += o.job->store->remote() ? 1 : 0;  // a HEAD; a local open is no read
-      o.job->array->chunk_store()->OpenAsync(
-          o.path, storage::IoMode::kPread,
-          [&inflight, &opened, k](Result<std::shared_ptr<storage::ByteSource>> file) {
-            opened[k] = std::move(file);
-            inflight.Done();
-          });
+      o.job->array->chunk_store()->OpenAsync(o.path, storage::IoMode::kPread, o.head,
+                                             [&inflight, &opened, k](Result<storage::OpenedFile> file) {
+                                               opened[k] = std::move(file);
+                                               inflight.Done();
+                                             });
     }
     for (size_t k = 0; k < ranges.size(); ++k) {
       const RangeRequest& q = ranges[k];
@@ -296,8 +302,13 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     MetricsCounters::Add(counters_.io_requests, requests);
     MetricsCounters::Add(counters_.io_bytes, bytes);
     inflight.Wait();
-    for (size_t k = 0; k < opens.size(); ++k)
-      opens[k].job->store->AddOpened(opens[k].path, std::move(opened[k]));
+    int64_t head_bytes = 0;
+    for (size_t k = 0; k < opens.size(); ++k) {
+      if (opened[k].ok())
+        head_bytes += static_cast<int64_t>(opened[k]->head_bytes);
+      opens[k].job->store->AddOpened(opens[k].path, std::move(opened[k]), opens[k].head);
+    }
+    MetricsCounters::Add(counters_.io_bytes, head_bytes);
     for (size_t k = 0; k < ranges.size(); ++k) {
       Job& job = *ranges[k].job;
       if (!results[k].ok() && !job.failed) {

@@ -131,8 +131,9 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     return n;
   }
   if (r.ranged) {
-    if (t->http_status == 200 &&
-        (r.offset != 0 || ParseDecimal(t->content_length) != r.out.size())) {
+    const std::optional<uint64_t> length = ParseDecimal(t->content_length);
+    const bool whole_fits = r.up_to && length && *length <= r.out.size();
+    if (t->http_status == 200 && (r.offset != 0 || (length != r.out.size() && !whole_fits))) {
       t->range_ignored = true;  // the whole object is coming: stop it
       return 0;
     }
@@ -158,6 +159,38 @@ struct Outcome {
   bool retry = false;
 };
 
+// A ranged GET from offset 0 that the object may end within (HttpRequest::up_to): the
+// answer holds min(asked, size) bytes and says the size.
+Outcome CheckAnswerUpTo(Transfer& t, std::optional<uint64_t> length) {
+  const HttpRequest& r = t.request;
+  const std::string what = t.What();
+  uint64_t expect = 0;
+  if (t.http_status == 206) {
+    const auto range = ParseContentRange(t.content_range);
+    if (!range || !range->first || *range->first != 0 || !range->total ||
+        *range->last + 1 != std::min<uint64_t>(r.out.size(), *range->total)) {
+      return {DataLossError(StrCat(what, ": the server answered with a Content-Range it cannot "
+                                         "mean: '",
+                                   t.content_range, "'")),
+              false};
+    }
+    t.info.size = range->total;
+    expect = *range->last + 1;
+  } else if (t.http_status == 200 && length && *length <= r.out.size()) {
+    t.info.size = length;  // the whole object, shorter than asked for
+    expect = *length;
+  } else {
+    return {
+        IoError(StrCat(what, ": the server answered a range request with HTTP ", t.http_status)),
+        false};
+  }
+  if (t.received != expect) {
+    return {DataLossError(StrCat(what, ": short body: ", t.received, " of ", expect, " bytes")),
+            true};
+  }
+  return {};
+}
+
 Outcome CheckAnswer(Transfer& t) {
   const HttpRequest& r = t.request;
   const std::string what = t.What();
@@ -182,6 +215,8 @@ Outcome CheckAnswer(Transfer& t) {
     }
     return {};
   }
+  if (r.up_to)
+    return CheckAnswerUpTo(t, length);
   const uint64_t asked = r.out.size();
   if (t.http_status == 206) {
     Status range = CheckContentRange(t.content_range, r.offset, asked, r.label);
@@ -481,6 +516,7 @@ class CurlEngine::Loop {
     result.body = std::move(t->body);
     result.info = std::move(t->info);
     result.attempts = t->attempts;
+    result.received = t->received;
     auto done = std::move(t->request.done);
     t.reset();
     completed_.fetch_add(1, std::memory_order_relaxed);

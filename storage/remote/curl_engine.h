@@ -73,6 +73,10 @@ struct HttpRequest {
   bool ranged = false;
   uint64_t offset = 0;
   std::span<std::byte> out;
+  /// With `ranged` at offset 0: the object may be shorter than `out`, so the answer may hold
+  /// fewer bytes (the whole object; HttpResult::received says how many). Its size must come
+  /// with it (Content-Range's total, or a 200's Content-Length): a first read that also opens.
+  bool up_to = false;
   size_t max_body = 0;
   /// Sent as If-Match when not empty: the ETag the object had when it was opened, so a
   /// replaced object answers 412 instead of mixing two versions' bytes.
@@ -93,7 +97,8 @@ struct HttpResult {
   /// A whole GET's body; for an answer that is not 2xx, its first 64 KiB (the error document).
   std::string body;
   ObjectInfo info;
-  int attempts = 0;  ///< tries made, retries included
+  int attempts = 0;      ///< tries made, retries included
+  uint64_t received = 0;  ///< body bytes of the final answer
 };
 
 struct CurlEngineOptions {

@@ -250,17 +250,18 @@ class CachingStore final : public Store {
     PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<ByteSource> source, inner_->Open(path, mode));
     return std::shared_ptr<ByteSource>(std::make_shared<CachedSource>(std::move(source), pages_));
   }
-  void OpenAsync(const std::string& path, IoMode mode,
-                 std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const override {
-    inner_->OpenAsync(path, mode,
-                      [pages = pages_, done = std::move(done)](
-                          Result<std::shared_ptr<ByteSource>> source) {
-                        if (!source.ok()) {
-                          done(source.status());
+  // Without the first bytes: they are read through the cache, which keeps them.
+  void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> /*head*/,
+                 std::function<void(Result<OpenedFile>)> done) const override {
+    inner_->OpenAsync(path, mode, {},
+                      [pages = pages_, done = std::move(done)](Result<OpenedFile> opened) {
+                        if (!opened.ok()) {
+                          done(opened.status());
                           return;
                         }
-                        done(std::shared_ptr<ByteSource>(
-                            std::make_shared<CachedSource>(std::move(*source), pages)));
+                        done(OpenedFile{std::make_shared<CachedSource>(std::move(opened->file),
+                                                                       pages),
+                                        0});
                       });
   }
   Result<EntryKind> Stat(const std::string& path) const override { return inner_->Stat(path); }

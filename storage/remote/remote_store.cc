@@ -295,26 +295,77 @@ Result<std::shared_ptr<ByteSource>> RemoteStore::Open(const std::string& path,
   return std::shared_ptr<ByteSource>(std::move(source));
 }
 
-void RemoteStore::OpenAsync(const std::string& path, IoMode /*mode*/,
-                            std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const {
+void RemoteStore::OpenAsync(const std::string& path, IoMode /*mode*/, std::span<std::byte> head,
+                            std::function<void(Result<OpenedFile>)> done) const {
   Result<Target> target = Resolve(path);
   if (!target.ok()) {
     done(target.status());
     return;
   }
-  const auto answer = [this](const Target& t, Result<ObjectInfo> known)
-      -> Result<std::shared_ptr<ByteSource>> {
-    PATCHFEED_ASSIGN_OR_RETURN(auto source, SourceFor(t, std::move(known)));
-    return std::shared_ptr<ByteSource>(std::move(source));
+  // The object is known: read its first bytes (if asked) and answer.
+  const auto opened = [this, head](const Target& t, Result<ObjectInfo> known,
+                                   std::function<void(Result<OpenedFile>)> answer) {
+    Result<std::shared_ptr<RemoteSource>> source = SourceFor(t, std::move(known));
+    if (!source.ok()) {
+      answer(source.status());
+      return;
+    }
+    const uint64_t n = std::min<uint64_t>(head.size(), (*source)->size());
+    if (n == 0) {
+      answer(OpenedFile{std::move(*source), 0});
+      return;
+    }
+    RemoteSource& file = **source;
+    file.ReadAsync(0, head.first(n),
+                   [file = std::move(*source), n, answer = std::move(answer)](Status status) {
+                     if (!status.ok()) {
+                       answer(std::move(status));
+                       return;
+                     }
+                     answer(OpenedFile{file, n});
+                   });
   };
   if (std::optional<Result<ObjectInfo>> known = Remembered(path)) {
-    done(answer(*target, std::move(*known)));
+    opened(*target, std::move(*known), std::move(done));
     return;
   }
-  HeadAsync(*target, [this, answer, t = *target, done = std::move(done)](Result<ObjectInfo> known) {
-    Remember(t.name, known);
-    done(answer(t, std::move(known)));
-  });
+  const auto by_head = [this, opened](const Target& t,
+                                      std::function<void(Result<OpenedFile>)> answer) {
+    HeadAsync(t, [this, opened, t, answer = std::move(answer)](Result<ObjectInfo> known) {
+      Remember(t.name, known);
+      opened(t, std::move(known), answer);
+    });
+  };
+  if (head.empty()) {
+    by_head(*target, std::move(done));
+    return;
+  }
+  // One GET of the first bytes opens the object: its answer says the size and the ETag.
+  HttpRequest get =
+      target->Request(HttpMethod::kGet, target->RequestUrl(target->url.key), target->name);
+  get.ranged = true;
+  get.up_to = true;
+  get.out = head;
+  get.done = [this, by_head, t = *target, done = std::move(done)](HttpResult&& answer) {
+    if (answer.status.ok()) {
+      Remember(t.name, answer.info);
+      Result<std::shared_ptr<RemoteSource>> source = SourceFor(t, answer.info);
+      if (!source.ok()) {
+        done(source.status());
+        return;
+      }
+      done(OpenedFile{std::move(*source), answer.received});
+      return;
+    }
+    if (answer.http_status == 416) {
+      by_head(t, done);  // an empty object has no first byte to ask for
+      return;
+    }
+    Status error = RemoteRequestError(answer, t.name, t.location->access);
+    Remember(t.name, error);  // kept when it says nothing is there
+    done(std::move(error));
+  };
+  engine_->Submit(std::move(get));
 }
 
 StoreStats RemoteStore::stats() const {

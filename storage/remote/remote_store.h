@@ -101,10 +101,12 @@ class RemoteStore final : public Store {
   /// nothing is there; refused credentials or denied access are kIoError saying where the
   /// credentials came from.
   Result<std::shared_ptr<ByteSource>> Open(const std::string& path, IoMode mode) const override;
-  /// Open with the HEAD in flight: `done` runs on the engine thread when it is answered, or
-  /// here when the object is remembered (or the URL is refused).
-  void OpenAsync(const std::string& path, IoMode mode,
-                 std::function<void(Result<std::shared_ptr<ByteSource>>)> done) const override;
+  /// Open with its request in flight: for an object not remembered, one GET of `head`'s
+  /// range (size, identity and first bytes at once), or a HEAD when `head` is empty or the
+  /// object is empty; for one remembered, a GET of its first bytes (none when `head` is
+  /// empty). `done` runs on the engine thread, or here when nothing is asked.
+  void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> head,
+                 std::function<void(Result<OpenedFile>)> done) const override;
   /// Open, typed: for callers that want info().
   Result<std::shared_ptr<RemoteSource>> OpenRemote(const std::string& path) const;
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -33,6 +34,22 @@ constexpr size_t kObjectSize = 300000;
 
 bool Same(std::span<const std::byte> got, const std::string& want, size_t offset) {
   return std::memcmp(got.data(), want.data() + offset, got.size()) == 0;
+}
+
+// Store::OpenAsync with `head` bytes for the first bytes, waited for.
+Result<OpenedFile> OpenAndWait(const Store& store, const std::string& path,
+                               std::span<std::byte> head) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<Result<OpenedFile>> outcome;
+  store.OpenAsync(path, IoMode::kPread, head, [&](Result<OpenedFile> opened) {
+    std::lock_guard lock(mutex);
+    outcome = std::move(opened);
+    cv.notify_one();
+  });
+  std::unique_lock lock(mutex);
+  cv.wait(lock, [&] { return outcome.has_value(); });
+  return std::move(*outcome);
 }
 
 class S3StoreTest : public ::testing::Test {
@@ -68,6 +85,7 @@ class S3StoreTest : public ::testing::Test {
   // The cases, run two tests to a server (see the file comment).
   void SignedRangeReadsGiveTheExactBytes();
   void HundredsOfReadsInFlightComplete();
+  void OpensWithItsFirstBytesInOneRequest();
   void ListsNamesDirectlyInAFolder();
   void RefusedCredentialsFailAtOpenSayingWhereTheyCameFrom();
   void MissingObjectsAreNotFoundAndAnonymousSeesOnlyPublic();
@@ -142,6 +160,56 @@ void S3StoreTest::HundredsOfReadsInFlightComplete() {
   const CurlEngineStats stats = store->engine_stats();
   EXPECT_LE(stats.max_in_flight, 32);
   EXPECT_EQ(stats.bytes, kReads * static_cast<int64_t>(kLength));
+}
+
+void S3StoreTest::OpensWithItsFirstBytesInOneRequest() {
+  ASSERT_OK(server_->PutObject(SeaweedServer::kPublicBucket, "other/empty.bin", ""));
+  auto store = Store(Options());
+  std::vector<std::byte> head(4096);
+  const auto requests = [&] { return store->engine_stats().submitted; };
+
+  // One GET: size, identity and the first bytes, and later reads carry its ETag.
+  ASSERT_OK_AND_ASSIGN(OpenedFile a, OpenAndWait(*store, "s3://private/data/a.bin", head));
+  EXPECT_EQ(requests(), 1);
+  EXPECT_EQ(a.head_bytes, head.size());
+  EXPECT_TRUE(Same(head, data_, 0));
+  EXPECT_EQ(a.file->size(), kObjectSize);
+  EXPECT_FALSE(a.file->version().empty());
+  std::vector<std::byte> out(100);
+  ASSERT_OK(a.file->ReadAt(kObjectSize - 100, out));
+  EXPECT_TRUE(Same(out, data_, kObjectSize - 100));
+
+  // Remembered now: opening again asks for the bytes alone.
+  std::vector<std::byte> again(100);
+  ASSERT_OK_AND_ASSIGN(a, OpenAndWait(*store, "s3://private/data/a.bin", again));
+  EXPECT_EQ(a.head_bytes, 100u);
+  EXPECT_TRUE(Same(again, data_, 0));
+  EXPECT_EQ(requests(), 3);
+
+  // An object shorter than asked comes whole; an empty one, which has no first byte to ask
+  // for, is opened with a HEAD.
+  ASSERT_OK_AND_ASSIGN(OpenedFile b, OpenAndWait(*store, "s3://private/data/sub/b.bin", head));
+  EXPECT_EQ(b.head_bytes, 1u);
+  EXPECT_EQ(b.file->size(), 1u);
+  EXPECT_EQ(static_cast<char>(head[0]), 'b');
+  ASSERT_OK_AND_ASSIGN(OpenedFile empty, OpenAndWait(*store, "s3://public/other/empty.bin", head));
+  EXPECT_EQ(empty.head_bytes, 0u);
+  EXPECT_EQ(empty.file->size(), 0u);
+
+  // Nothing there: kNotFound naming the URL, remembered (no second request).
+  EXPECT_THAT(OpenAndWait(*store, "s3://private/data/missing.bin", head),
+              StatusIs(StatusCode::kNotFound, HasSubstr("s3://private/data/missing.bin")));
+  const int64_t before = requests();
+  EXPECT_THAT(OpenAndWait(*store, "s3://private/data/missing.bin", head),
+              StatusIs(StatusCode::kNotFound, HasSubstr("missing.bin")));
+  EXPECT_EQ(requests(), before);
+
+  // Refused credentials say so from the GET's own error document.
+  auto wrong_secret = Store(Options(server_->admin_key(), "wrong"));
+  EXPECT_THAT(OpenAndWait(*wrong_secret, "s3://private/data/a.bin", head),
+              StatusIs(StatusCode::kIoError,
+                       AllOf(HasSubstr("s3://private/data/a.bin"), HasSubstr("were refused"),
+                             HasSubstr("SignatureDoesNotMatch"))));
 }
 
 void S3StoreTest::ListsNamesDirectlyInAFolder() {
@@ -241,6 +309,7 @@ void S3StoreTest::MissingObjectsAreNotFoundAndAnonymousSeesOnlyPublic() {
 TEST_F(S3StoreTest, SignedReadsListingAndHundredsInFlight) {
   ASSERT_NO_FATAL_FAILURE(SignedRangeReadsGiveTheExactBytes());
   ASSERT_NO_FATAL_FAILURE(HundredsOfReadsInFlightComplete());
+  ASSERT_NO_FATAL_FAILURE(OpensWithItsFirstBytesInOneRequest());
   ASSERT_NO_FATAL_FAILURE(ListsNamesDirectlyInAFolder());
 }
 
@@ -287,6 +356,15 @@ TEST_F(HttpStoreTest, ReadsRangesStatsAndRefusesToList) {
   EXPECT_EQ(kind, EntryKind::kNone);
   EXPECT_THAT(store_->List(cases_),
               StatusIs(StatusCode::kUnimplemented, HasSubstr("offer no listing")));
+
+  // Opened with its first bytes: a fresh store asks once.
+  ASSERT_OK_AND_ASSIGN(auto fresh, RemoteStore::Create(RemoteOptions(), {}));
+  std::vector<std::byte> head(kObjectSize + 10);
+  ASSERT_OK_AND_ASSIGN(OpenedFile whole, OpenAndWait(*fresh, cases_ + "a.bin", head));
+  EXPECT_EQ(whole.head_bytes, kObjectSize);
+  EXPECT_EQ(whole.file->size(), kObjectSize);
+  EXPECT_TRUE(Same(std::span(head).first(kObjectSize), data_, 0));
+  EXPECT_EQ(fresh->engine_stats().submitted, 1);
 }
 
 TEST_F(HttpStoreTest, AnObjectReplacedAfterOpenIsAnErrorNotAMix) {
