@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "codec/internal/nd_copy.h"
+#include "codec/internal/shard_index_cache.h"
 #include "codec/zarr_meta.h"
 #include "codec/zarr_v3_meta.h"
 #include "common/str_cat.h"
@@ -202,6 +203,7 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir,
       r.index_crc32c_ = meta->sharding->index_crc32c;
       blocks = meta->sharding->inner_chunks;
       chunk_codecs = &meta->sharding->inner;
+      r.index_cache_ = std::make_shared<internal_codec::ShardIndexCache>();
     }
     r.codecs_.transpose_order = chunk_codecs->transpose_order;
     r.codecs_.big_endian = chunk_codecs->big_endian && meta->itemsize > 1;
@@ -500,13 +502,24 @@ Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piec
     return DataLossError(StrCat(path, ": a shard of ", size, " bytes cannot hold its index of ",
                                 index_bytes, " bytes"));
   }
-  const uint64_t index_at = index_at_end_ ? size - index_bytes : 0;
-  PATCHFEED_ASSIGN_OR_RETURN(auto index,
-                             file.Get(index_at, static_cast<size_t>(index_bytes), scratch.index));
-  if (index_crc32c_) {
-    const auto body = index.first(index.size() - 4);
-    if (LoadLe32(body.data() + body.size()) != Crc32c(body))
-      return DataLossError(StrCat(path, ": the shard index's crc32c checksum differs"));
+  // The index: kept from an earlier read of the same version of the shard, or read now.
+  const std::string version = file.version();
+  const internal_codec::ShardIndexCache::Index kept =
+      version.empty() ? nullptr : index_cache_->Find(path, version);
+  std::span<const std::byte> index;
+  if (kept != nullptr && kept->size() == index_bytes) {
+    index = *kept;
+  } else {
+    const uint64_t index_at = index_at_end_ ? size - index_bytes : 0;
+    PATCHFEED_ASSIGN_OR_RETURN(index,
+                               file.Get(index_at, static_cast<size_t>(index_bytes), scratch.index));
+    if (index_crc32c_) {
+      const auto body = index.first(index.size() - 4);
+      if (LoadLe32(body.data() + body.size()) != Crc32c(body))
+        return DataLossError(StrCat(path, ": the shard index's crc32c checksum differs"));
+    }
+    if (!version.empty())
+      index_cache_->Put(path, version, index);
   }
   return ForEachIndex(
       n, piece.block_lo.data(), piece.block_hi.data(), [&](const Index& k) -> Status {

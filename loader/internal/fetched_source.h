@@ -53,6 +53,7 @@ class FetchedSource final : public storage::ByteSource {
   const std::string& name() const override { return file_.name(); }
   uint64_t size() const override { return file_.size(); }
   int fd() const override { return file_.fd(); }
+  std::string version() const override { return file_.version(); }
   bool reads_async() const override { return file_.reads_async(); }
   void ReadAsync(uint64_t offset, std::span<std::byte> out,
                  std::function<void(Status)> done) const override {

@@ -241,6 +241,24 @@ def test_chunks_read_again_cost_no_second_head(seaweed, s3_bucket, arrays, tmp_p
     assert again["GET"] > 0
 
 
+def test_shard_indexes_read_again_cost_no_second_request(seaweed, s3_bucket, arrays, tmp_path,
+                                                         fault_proxy):
+    seaweed.put_tree(s3_bucket, "", tmp_path / "local")
+    shards = [p for p in (tmp_path / "local" / "v3.zarr").rglob("*")
+              if p.is_file() and p.name != "zarr.json"]
+    proxy = fault_proxy(seaweed.endpoint)
+    remote = patchfeed.open_array(f"s3://{s3_bucket}/v3.zarr",
+                                  storage_options=_options(seaweed, proxy.url))
+    proxy.reset_stats()
+    assert np.array_equal(remote[...], arrays["v3.zarr"])
+    first = proxy.stats()["requests"]["GET"]
+    proxy.reset_stats()
+    assert np.array_equal(remote[...], arrays["v3.zarr"])
+    again = proxy.stats()["requests"]["GET"]
+    # The second read asks for the inner chunks alone: each shard's index was kept.
+    assert len(shards) >= 4 and first - again == len(shards), (first, again, len(shards))
+
+
 def test_cache_serves_a_second_epoch_without_the_store(seaweed, s3_bucket, tmp_path,
                                                        fault_proxy):
     local = write_dataset(tmp_path / "cases")
