@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "codec/internal/nd_copy.h"
-#include "codec/internal/shard_index_cache.h"
 #include "codec/zarr_meta.h"
 #include "codec/zarr_v3_meta.h"
 #include "common/str_cat.h"
@@ -203,7 +202,6 @@ Result<ZarrArrayReader> ZarrArrayReader::Open(const std::string& dir,
       r.index_crc32c_ = meta->sharding->index_crc32c;
       blocks = meta->sharding->inner_chunks;
       chunk_codecs = &meta->sharding->inner;
-      r.index_cache_ = std::make_shared<internal_codec::ShardIndexCache>();
     }
     r.codecs_.transpose_order = chunk_codecs->transpose_order;
     r.codecs_.big_endian = chunk_codecs->big_endian && meta->itemsize > 1;
@@ -502,10 +500,12 @@ Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piec
     return DataLossError(StrCat(path, ": a shard of ", size, " bytes cannot hold its index of ",
                                 index_bytes, " bytes"));
   }
-  // The index: kept from an earlier read of the same version of the shard, or read now.
+  // The index: kept by the store from an earlier read of the same version of the shard (a
+  // remote object's ETag), or read now and handed to the store to keep.
   const std::string version = file.version();
-  const internal_codec::ShardIndexCache::Index kept =
-      version.empty() ? nullptr : index_cache_->Find(path, version);
+  const std::string memo_key = StrCat(path, "\n", version, "\nzarr shard index");
+  const std::shared_ptr<const std::vector<std::byte>> kept =
+      version.empty() ? nullptr : store_->Recall(memo_key);
   std::span<const std::byte> index;
   if (kept != nullptr && kept->size() == index_bytes) {
     index = *kept;
@@ -519,7 +519,7 @@ Status ZarrArrayReader::ReadShardPiece(const BoxPlan& plan, const BoxPiece& piec
         return DataLossError(StrCat(path, ": the shard index's crc32c checksum differs"));
     }
     if (!version.empty())
-      index_cache_->Put(path, version, index);
+      store_->Keep(memo_key, index);
   }
   return ForEachIndex(
       n, piece.block_lo.data(), piece.block_hi.data(), [&](const Index& k) -> Status {

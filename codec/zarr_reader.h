@@ -24,7 +24,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -33,10 +32,6 @@
 #include "codec/array_reader.h"
 #include "common/result.h"
 #include "storage/byte_source.h"
-
-namespace patchfeed::internal_codec {
-class ShardIndexCache;
-}  // namespace patchfeed::internal_codec
 
 namespace patchfeed::codec {
 
@@ -111,9 +106,6 @@ class ZarrArrayReader final : public ArrayReader {
   int64_t unit_bytes_ = 0;
   int64_t max_stored_bytes_ = 0;  // a stored (inner) chunk's largest possible size
   std::vector<std::byte> fill_;
-  // Shard indexes read from files with a version (remote objects); shared by the copies of
-  // the reader, which its Open returns by value.
-  std::shared_ptr<internal_codec::ShardIndexCache> index_cache_;
 };
 
 }  // namespace patchfeed::codec

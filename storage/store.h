@@ -13,6 +13,7 @@
 ///
 /// Thread-safety: every method is const and may be called from any thread at once.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -82,6 +83,17 @@ class Store {
   /// The names (not paths) of the files and folders directly in `folder`, sorted; a folder's
   /// name ends with '/'. kNotFound when `folder` is not one.
   virtual Result<std::vector<std::string>> List(const std::string& folder) const = 0;
+
+  /// Small bytes a reader derived from a file and asks the store to keep for its life (a zarr
+  /// shard's index), under a key the reader makes of the file's path and version(): a changed
+  /// file has another key. A remote store keeps them (bounded), so a shard read again costs
+  /// no request for its index; local files are read again instead (null, nothing kept).
+  virtual std::shared_ptr<const std::vector<std::byte>> Recall(
+      [[maybe_unused]] const std::string& key) const {
+    return nullptr;
+  }
+  virtual void Keep([[maybe_unused]] const std::string& key,
+                    [[maybe_unused]] std::span<const std::byte> bytes) const {}
 
   /// Whether reads wait on a network (a remote store): the loader then keeps them in flight.
   virtual bool remote() const { return false; }

@@ -24,7 +24,10 @@ is asserted equal to the local array before it is timed. Readers:
 - `ts`: tensorstore's zarr/zarr3 driver on its `s3` kvstore, `read()` futures with 1 or 4
   patches in flight, its default request concurrency (32) or --ts-concurrency;
 - `zarr s3fs` / `zarr obstore`: zarr-python 3 `open_array` over fsspec's s3fs / an obstore
-  S3Store, one patch at a time (zarr's own async concurrency at its default).
+  S3Store, one patch at a time (zarr's own async concurrency at its default);
+- `pf Loader, 2 threads, cache: ...`: the loader with `cache_dir` (a fresh folder), a first
+  epoch that fills it and the same boxes again, and `... local files`: the same loader over
+  the local copy (left out of the best-row table).
 
 Per reader: samples/s (wall), this process's CPU per sample (all threads; the proxy and the
 server are other processes), the `weed` server's and the proxy's CPU per sample (from
@@ -51,6 +54,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 import time
 
 # NumPy's OpenBLAS threads spin while idle and count as this process's CPU time.
@@ -446,6 +450,8 @@ def best_ratios(delay, layout, rows) -> str:
     """One line: each library's fastest row (samples/s) and patchfeed's ratio to the others."""
     best = {}
     for name, r in rows:
+        if ", cache" in name or "local files" in name:
+            continue  # not a way to read the bucket's bytes each time
         lib = name.split()[0]
         if r["sps"] > best.get(lib, ("", 0.0))[1]:
             best[lib] = (name, r["sps"])
@@ -471,6 +477,28 @@ def remote_readers(layout, urls, options, proxy_url, server, ts_concurrency):
     return out
 
 
+def cache_rows(meter, layout, dataset, boxes, values, options, args, what):
+    """The 2-thread loader with the range cache (`cache_dir`): a first epoch that fills it, the
+    same boxes again (a new loader: each object's HEAD is asked again, its bytes are not), and
+    the same loader reading the local files, for the ratio cached / local."""
+    rows = []
+    with tempfile.TemporaryDirectory(dir=args.dir) as cache:
+        cached = dict(options, cache_dir=cache)
+        if layout == "b2nd":
+            remote = patchfeed.Dataset.from_nnunet_folder(f"s3://{BUCKET}/b2nd", cached)
+        else:
+            remote = patchfeed.Dataset.from_list(["image"], {layout: dataset.paths(0)}, cached)
+        for name in ("pf Loader, 2 threads, cache: first run",
+                     "pf Loader, 2 threads, cache: run again"):
+            r = measure_loader(meter, remote, boxes, values, args.seed, {}, args.samples,
+                               1e9, f"{name} on {what}")
+            rows.append((name, r))
+    local = local_dataset(pathlib.Path(args.dir), layout)
+    rows.append(("pf Loader, 2 threads, local files", measure_loader(
+        meter, local, boxes, values, args.seed, {}, args.samples, 1e9, f"local on {what}")))
+    return rows
+
+
 def measure_layout(meter, layout, delay, boxes, values, options, server, args):
     """Every reader's row for one layout at one delay."""
     if layout == "b2nd":
@@ -483,6 +511,7 @@ def measure_layout(meter, layout, delay, boxes, values, options, server, args):
     rows = [(name, measure_loader(meter, dataset, boxes, values, args.seed, loader_options,
                                   args.samples, args.max_seconds, f"{name} on {what}"))
             for name, loader_options in LOADER_ROWS]
+    rows += cache_rows(meter, layout, dataset, boxes, values, options, args, what)
     for name, make in remote_readers(layout, urls, options, meter.proxy.url, server,
                                      args.ts_concurrency):
         rows.append((name, measure_reader(meter, make(), boxes, values, args.samples,

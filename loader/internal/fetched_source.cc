@@ -16,10 +16,7 @@ bool Inside(uint64_t offset, uint64_t length, uint64_t begin, uint64_t size) {
 
 FetchedSource::FetchedSource(std::shared_ptr<const storage::ByteSource> file, ByteArena* arena,
                              std::atomic<int64_t>* fallback_reads)
-    : holder_(std::move(file)),
-      file_(*holder_),
-      arena_(arena),
-      fallback_reads_(fallback_reads) {}
+    : holder_(std::move(file)), file_(*holder_), arena_(arena), fallback_reads_(fallback_reads) {}
 
 template <typename Fn>
 void FetchedSource::VisitBuffersFrom(uint64_t offset, Fn&& fn) const {

@@ -3,8 +3,9 @@
 #define PATCHFEED_LOADER_INTERNAL_FETCHED_SOURCE_H_
 
 /// \file
-/// FetchedSource: a view of one file (a `.b2nd` frame, a zarr chunk or shard) whose bytes the loader fetched ahead through its
-/// I/O engine (issue 15), handed to the codec as BoxReadScratch::source.
+/// FetchedSource: a view of one file (a `.b2nd` frame, a zarr chunk or shard) whose bytes the
+/// loader fetched ahead through its I/O engine (issue 15), handed to the codec as
+/// BoxReadScratch::source.
 ///
 /// How the loader learns which bytes a read needs without teaching the codec about I/O: it
 /// replays the codec's read of each piece against this source in *discovery*. A read of bytes

@@ -51,6 +51,12 @@ class FetchedStore final : public storage::Store {
   Result<std::vector<std::string>> List(const std::string& folder) const override {
     return store_.List(folder);
   }
+  std::shared_ptr<const std::vector<std::byte>> Recall(const std::string& key) const override {
+    return store_.Recall(key);
+  }
+  void Keep(const std::string& key, std::span<const std::byte> bytes) const override {
+    store_.Keep(key, bytes);
+  }
   bool remote() const override { return store_.remote(); }
 
   /// Discovery (see the file comment) until EndDiscovery; each file opened during it starts

@@ -192,9 +192,8 @@ bool MakeJob(const LoaderParts& parts, storage::IoEngine* io, MetricsCounters& c
 
 // Replays the job's pending pieces against what was fetched so far; adds what they asked for
 // to `ranges` (coalesced per file) and `opens`, and keeps pending only the pieces that asked.
-void Discover(const LoaderParts& parts, Job& job, ByteArena& arena,
-              codec::BoxReadScratch& scratch, std::vector<RangeRequest>* ranges,
-              std::vector<OpenRequest>* opens) {
+void Discover(const LoaderParts& parts, Job& job, ByteArena& arena, codec::BoxReadScratch& scratch,
+              std::vector<RangeRequest>* ranges, std::vector<OpenRequest>* opens) {
   const SampleRead& read = *job.read;
   const OutputArray& out = parts.outputs[read.output];
   // Per file: the ranges its replays asked for.
@@ -221,7 +220,8 @@ void Discover(const LoaderParts& parts, Job& job, ByteArena& arena,
       asked = take(*job.source);
     } else {
       for (std::string& path : job.store->TakeMissingOpens()) {
-        opens->push_back({&job, std::move(path), arena.Allocate(job.open_read).first(job.open_read)});
+        opens->push_back(
+            {&job, std::move(path), arena.Allocate(job.open_read).first(job.open_read)});
         asked = true;
       }
       for (const auto& [path, source] : job.store->sources())
@@ -241,6 +241,52 @@ void Discover(const LoaderParts& parts, Job& job, ByteArena& arena,
     for (const storage::FileRange& f : Coalesce(std::move(wanted), job.min_read, *source))
       ranges->push_back({&job, source, f});
   }
+}
+
+// Sends a round's opens and reads all at once and sleeps until the last completes; hands each
+// open's outcome to its FetchedStore. Returns each read's outcome.
+std::vector<Status> Request(storage::IoEngine* io, MetricsCounters& counters,
+                            const std::vector<RangeRequest>& ranges,
+                            const std::vector<OpenRequest>& opens) {
+  Inflight inflight;
+  inflight.pending = static_cast<int64_t>(ranges.size() + opens.size());
+  std::vector<Status> results(ranges.size());
+  std::vector<Result<storage::OpenedFile>> opened(opens.size(), CancelledError("not opened"));
+  int64_t requests = static_cast<int64_t>(ranges.size());
+  int64_t bytes = 0;
+  for (size_t k = 0; k < opens.size(); ++k) {
+    const OpenRequest& o = opens[k];
+    requests += o.job->store->remote() ? 1 : 0;  // a GET or a HEAD; a local open reads nothing
+    o.job->array->chunk_store()->OpenAsync(
+        o.path, storage::IoMode::kPread, o.head,
+        [&inflight, &opened, k](Result<storage::OpenedFile> file) {
+          opened[k] = std::move(file);
+          inflight.Done();
+        });
+  }
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const RangeRequest& q = ranges[k];
+    bytes += static_cast<int64_t>(q.range.length);
+    auto done = [&inflight, &results, k](Status status) {
+      results[k] = std::move(status);
+      inflight.Done();
+    };
+    const std::span<std::byte> into = q.source->AddFetch(q.range);
+    if (q.source->reads_async() || q.source->fd() < 0 || io == nullptr) {
+      q.source->ReadAsync(q.range.offset, into, std::move(done));
+    } else {
+      io->Submit({q.source->fd(), q.range.offset, into, q.source->name(), std::move(done)});
+    }
+  }
+  inflight.Wait();
+  for (size_t k = 0; k < opens.size(); ++k) {
+    if (opened[k].ok())
+      bytes += static_cast<int64_t>(opened[k]->head_bytes);
+    opens[k].job->store->AddOpened(opens[k].path, std::move(opened[k]), opens[k].head);
+  }
+  MetricsCounters::Add(counters.io_requests, requests);
+  MetricsCounters::Add(counters.io_bytes, bytes);
+  return results;
 }
 
 }  // namespace
@@ -270,45 +316,7 @@ void ReadPrefetcher::Fetch(ReadRound& round) {
     if (ranges.empty() && opens.empty())
       break;
 
-    Inflight inflight;
-    inflight.pending = static_cast<int64_t>(ranges.size() + opens.size());
-    std::vector<Status> results(ranges.size());
-    std::vector<Result<storage::OpenedFile>> opened(opens.size(), CancelledError("not opened"));
-    int64_t bytes = 0;
-    int64_t requests = static_cast<int64_t>(ranges.size());
-    for (size_t k = 0; k < opens.size(); ++k) {
-      const OpenRequest& o = opens[k];
-      requests += o.job->store->remote() ? 1 : 0;  // a HEAD; a local open is no read
-      o.job->array->chunk_store()->OpenAsync(o.path, storage::IoMode::kPread, o.head,
-                                             [&inflight, &opened, k](Result<storage::OpenedFile> file) {
-                                               opened[k] = std::move(file);
-                                               inflight.Done();
-                                             });
-    }
-    for (size_t k = 0; k < ranges.size(); ++k) {
-      const RangeRequest& q = ranges[k];
-      bytes += static_cast<int64_t>(q.range.length);
-      auto done = [&inflight, &results, k](Status status) {
-        results[k] = std::move(status);
-        inflight.Done();
-      };
-      const std::span<std::byte> into = q.source->AddFetch(q.range);
-      if (q.source->reads_async() || q.source->fd() < 0 || io_ == nullptr) {
-        q.source->ReadAsync(q.range.offset, into, std::move(done));
-      } else {
-        io_->Submit({q.source->fd(), q.range.offset, into, q.source->name(), std::move(done)});
-      }
-    }
-    MetricsCounters::Add(counters_.io_requests, requests);
-    MetricsCounters::Add(counters_.io_bytes, bytes);
-    inflight.Wait();
-    int64_t head_bytes = 0;
-    for (size_t k = 0; k < opens.size(); ++k) {
-      if (opened[k].ok())
-        head_bytes += static_cast<int64_t>(opened[k]->head_bytes);
-      opens[k].job->store->AddOpened(opens[k].path, std::move(opened[k]), opens[k].head);
-    }
-    MetricsCounters::Add(counters_.io_bytes, head_bytes);
+    const std::vector<Status> results = Request(io_, counters_, ranges, opens);
     for (size_t k = 0; k < ranges.size(); ++k) {
       Job& job = *ranges[k].job;
       if (!results[k].ok() && !job.failed) {

@@ -169,8 +169,9 @@ Outcome CheckAnswerUpTo(Transfer& t, std::optional<uint64_t> length) {
     const auto range = ParseContentRange(t.content_range);
     if (!range || !range->first || *range->first != 0 || !range->total ||
         *range->last + 1 != std::min<uint64_t>(r.out.size(), *range->total)) {
-      return {DataLossError(StrCat(what, ": the server answered with a Content-Range it cannot "
-                                         "mean: '",
+      return {DataLossError(StrCat(what,
+                                   ": the server answered with a Content-Range it cannot "
+                                   "mean: '",
                                    t.content_range, "'")),
               false};
     }

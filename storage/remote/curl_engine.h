@@ -97,7 +97,7 @@ struct HttpResult {
   /// A whole GET's body; for an answer that is not 2xx, its first 64 KiB (the error document).
   std::string body;
   ObjectInfo info;
-  int attempts = 0;      ///< tries made, retries included
+  int attempts = 0;       ///< tries made, retries included
   uint64_t received = 0;  ///< body bytes of the final answer
 };
 

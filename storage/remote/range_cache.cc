@@ -253,20 +253,24 @@ class CachingStore final : public Store {
   // Without the first bytes: they are read through the cache, which keeps them.
   void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> /*head*/,
                  std::function<void(Result<OpenedFile>)> done) const override {
-    inner_->OpenAsync(path, mode, {},
-                      [pages = pages_, done = std::move(done)](Result<OpenedFile> opened) {
-                        if (!opened.ok()) {
-                          done(opened.status());
-                          return;
-                        }
-                        done(OpenedFile{std::make_shared<CachedSource>(std::move(opened->file),
-                                                                       pages),
-                                        0});
-                      });
+    inner_->OpenAsync(
+        path, mode, {}, [pages = pages_, done = std::move(done)](Result<OpenedFile> opened) {
+          if (!opened.ok()) {
+            done(opened.status());
+            return;
+          }
+          done(OpenedFile{std::make_shared<CachedSource>(std::move(opened->file), pages), 0});
+        });
   }
   Result<EntryKind> Stat(const std::string& path) const override { return inner_->Stat(path); }
   Result<std::vector<std::string>> List(const std::string& folder) const override {
     return inner_->List(folder);
+  }
+  std::shared_ptr<const std::vector<std::byte>> Recall(const std::string& key) const override {
+    return inner_->Recall(key);
+  }
+  void Keep(const std::string& key, std::span<const std::byte> bytes) const override {
+    inner_->Keep(key, bytes);
   }
   bool remote() const override { return inner_->remote(); }
   StoreStats stats() const override { return inner_->stats(); }

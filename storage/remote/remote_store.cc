@@ -368,6 +368,24 @@ void RemoteStore::OpenAsync(const std::string& path, IoMode /*mode*/, std::span<
   engine_->Submit(std::move(get));
 }
 
+std::shared_ptr<const std::vector<std::byte>> RemoteStore::Recall(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto it = kept_.find(key);
+  return it == kept_.end() ? nullptr : it->second;
+}
+
+void RemoteStore::Keep(const std::string& key, std::span<const std::byte> bytes) const {
+  auto kept = std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end());
+  const size_t cost = key.size() + bytes.size();
+  std::lock_guard lock(mutex_);
+  if (kept_bytes_ + cost > kMaxKeptBytes) {
+    kept_.clear();
+    kept_bytes_ = 0;
+  }
+  if (kept_.emplace(key, std::move(kept)).second)
+    kept_bytes_ += cost;
+}
+
 StoreStats RemoteStore::stats() const {
   const CurlEngineStats e = engine_->stats();
   StoreStats s;

@@ -119,6 +119,10 @@ class RemoteStore final : public Store {
   /// servers, which offer no listing.
   Result<std::vector<std::string>> List(const std::string& folder) const override;
 
+  /// Kept in memory, bounded (kMaxKeptBytes; emptied whole when full).
+  std::shared_ptr<const std::vector<std::byte>> Recall(const std::string& key) const override;
+  void Keep(const std::string& key, std::span<const std::byte> bytes) const override;
+
   bool remote() const override { return true; }
 
   /// The endpoint and credentials requests for `url` use (resolved now if not yet).
@@ -154,6 +158,10 @@ class RemoteStore final : public Store {
   // holds kMaxKnownObjects (a bound on memory, not an LRU: reopening costs one HEAD).
   static constexpr size_t kMaxKnownObjects = size_t{1} << 16;
   mutable std::unordered_map<std::string, Result<ObjectInfo>> known_;
+  // What readers asked to keep (Keep), and its bytes with the keys'.
+  static constexpr size_t kMaxKeptBytes = size_t{16} << 20;
+  mutable std::unordered_map<std::string, std::shared_ptr<const std::vector<std::byte>>> kept_;
+  mutable size_t kept_bytes_ = 0;
 };
 
 }  // namespace patchfeed::storage

@@ -367,6 +367,20 @@ TEST_F(HttpStoreTest, ReadsRangesStatsAndRefusesToList) {
   EXPECT_EQ(fresh->engine_stats().submitted, 1);
 }
 
+TEST_F(HttpStoreTest, KeepsWhatReadersAskItToKeep) {
+  const std::string index = "sixteen bytes!!!";
+  const auto bytes = std::as_bytes(std::span(index));
+  EXPECT_EQ(store_->Recall("a.zarr/c/0\n\"etag\"\nzarr shard index"), nullptr);
+  store_->Keep("a.zarr/c/0\n\"etag\"\nzarr shard index", bytes);
+  const auto kept = store_->Recall("a.zarr/c/0\n\"etag\"\nzarr shard index");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_TRUE(std::equal(kept->begin(), kept->end(), bytes.begin(), bytes.end()));
+  // Another version is another key; local files keep nothing (they are read again).
+  EXPECT_EQ(store_->Recall("a.zarr/c/0\n\"other\"\nzarr shard index"), nullptr);
+  LocalFiles()->Keep("x", bytes);
+  EXPECT_EQ(LocalFiles()->Recall("x"), nullptr);
+}
+
 TEST_F(HttpStoreTest, AnObjectReplacedAfterOpenIsAnErrorNotAMix) {
   ASSERT_OK_AND_ASSIGN(auto source, store_->Open(cases_ + "a.bin", IoMode::kPread));
   std::ofstream(dir_ / "files/cases/a.bin", std::ios::binary) << PatternBytes(kObjectSize, 6);
