@@ -250,16 +250,31 @@ class CachingStore final : public Store {
     PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<ByteSource> source, inner_->Open(path, mode));
     return std::shared_ptr<ByteSource>(std::make_shared<CachedSource>(std::move(source), pages_));
   }
-  // Without the first bytes: they are read through the cache, which keeps them.
-  void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> /*head*/,
+  // The inner store opens (its HEAD, or what it remembers); the first bytes are then read
+  // through the cache, which serves or keeps them.
+  void OpenAsync(const std::string& path, IoMode mode, std::span<std::byte> head,
                  std::function<void(Result<OpenedFile>)> done) const override {
     inner_->OpenAsync(
-        path, mode, {}, [pages = pages_, done = std::move(done)](Result<OpenedFile> opened) {
+        path, mode, {}, [pages = pages_, head, done = std::move(done)](Result<OpenedFile> opened) {
           if (!opened.ok()) {
             done(opened.status());
             return;
           }
-          done(OpenedFile{std::make_shared<CachedSource>(std::move(opened->file), pages), 0});
+          auto cached = std::make_shared<CachedSource>(std::move(opened->file), pages);
+          const uint64_t n = std::min<uint64_t>(head.size(), cached->size());
+          if (n == 0) {
+            done(OpenedFile{std::move(cached), 0});
+            return;
+          }
+          CachedSource& source = *cached;
+          source.ReadAsync(0, head.first(n),
+                           [cached = std::move(cached), n, done](Status status) mutable {
+                             if (!status.ok()) {
+                               done(std::move(status));
+                               return;
+                             }
+                             done(OpenedFile{std::move(cached), n});
+                           });
         });
   }
   Result<EntryKind> Stat(const std::string& path) const override { return inner_->Stat(path); }

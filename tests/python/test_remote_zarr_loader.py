@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 import patchfeed
 import pytest
-from storage_servers import s3_bucket, seaweed  # noqa: F401
+from storage_servers import fault_proxy, s3_bucket, seaweed  # noqa: F401
 
 zarr = pytest.importorskip("zarr")
 from numcodecs import Blosc  # noqa: E402
@@ -123,3 +123,31 @@ def test_a_damaged_chunk_in_the_bucket_is_an_error_naming_its_url(seaweed, s3_bu
     assert f"s3://{s3_bucket}/damaged/case0/image/" in message, message
     assert "case 'case0'" in message and "patch box" in message, message
     assert "truncated" in message, message
+
+
+def test_zarr_loader_with_the_range_cache_reads_a_second_run_without_gets(
+        seaweed, s3_bucket, tmp_path, fault_proxy):
+    local = tmp_path / "group"
+    _write_cases(local, "v2")
+    seaweed.put_tree(s3_bucket, "cached", local)
+    proxy = fault_proxy(seaweed.endpoint)
+    options = {"endpoint_url": proxy.url, "key": seaweed.admin_key,
+               "secret": seaweed.admin_secret, "region": seaweed.region,
+               "cache_dir": str(tmp_path / "range_cache")}
+    kwargs = dict(KWARGS, foreground_cache_dir=str(tmp_path / "fg"))
+    with patchfeed.Loader(patchfeed.Dataset.from_zarr_group(local), PATCH, **kwargs) as loader:
+        want = _batches(loader, 4)
+    requests = []
+    for _ in range(2):
+        remote = patchfeed.Dataset.from_zarr_group(f"s3://{s3_bucket}/cached",
+                                                   storage_options=options)
+        proxy.reset_stats()
+        with patchfeed.Loader(remote, PATCH, **kwargs) as loader:
+            _assert_same(_batches(loader, 4), want)
+            assert loader.metrics()["io_fallback_reads"] == 0
+        requests.append(proxy.stats())
+    # The second run asks what each object is (HEAD) and reads the group's listing and
+    # metadata documents again; no chunk byte.
+    first, second = requests
+    assert first["requests"]["GET"] > second["requests"]["GET"] + 50, requests
+    assert second["response_bytes"] < 16 << 10 < first["response_bytes"], requests
