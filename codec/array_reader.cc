@@ -8,6 +8,7 @@
 #include "codec/internal/nd_copy.h"
 #include "codec/nd_reader.h"
 #include "codec/ome_zarr.h"
+#include "codec/precomputed/reader.h"
 #include "codec/zarr_reader.h"
 #include "codec/zarr_v3_meta.h"
 #include "common/byte_size.h"
@@ -181,6 +182,12 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
     }
     PATCHFEED_ASSIGN_OR_RETURN(level_path, OmeLevelPath(dir, dir + "/.zattrs", attrs, ome_level));
     ome_level = 0;
+  } else if (IsFile(store, dir + "/info")) {
+    // A Neuroglancer precomputed layer: the level is the scale's index.
+    PATCHFEED_ASSIGN_OR_RETURN(precomputed::PrecomputedReader r,
+                               precomputed::PrecomputedReader::Open(dir, options.store, ome_level));
+    return std::unique_ptr<ArrayReader>(
+        std::make_unique<precomputed::PrecomputedReader>(std::move(r)));
   } else {
     if (ome_level != 0) {
       return InvalidArgumentError(
@@ -197,6 +204,39 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
   if (!IsFile(store, level_path + "/.zarray") && !IsFile(store, level_path + "/zarr.json"))
     return NotFoundError(StrCat(level_path, ": no zarr array there"));
   return OpenZarrArray(level_path, options.store);
+}
+
+Result<NdGeometry> GridGeometry(const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& chunks,
+                                const std::vector<int64_t>& blocks, int64_t itemsize) {
+  NdGeometry g;
+  g.ndim = static_cast<int>(shape.size());
+  g.itemsize = itemsize;
+  g.nchunks = 1;
+  g.chunk_nitems = 1;
+  g.block_nitems = 1;
+  bool empty = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    g.shape.push_back(shape[i]);
+    g.chunkshape.push_back(chunks[i]);
+    g.blockshape.push_back(blocks[i]);
+    g.extchunk.push_back(chunks[i]);
+    g.blocks_per_chunk.push_back(chunks[i] / blocks[i]);
+    const int64_t per_dim = shape[i] == 0 ? 0 : (shape[i] - 1) / chunks[i] + 1;
+    empty |= per_dim == 0;
+    g.chunks_per_dim.push_back(per_dim);
+    if (__builtin_mul_overflow(g.nchunks, std::max<int64_t>(per_dim, 1), &g.nchunks) ||
+        __builtin_mul_overflow(g.chunk_nitems, chunks[i], &g.chunk_nitems) ||
+        __builtin_mul_overflow(g.block_nitems, blocks[i], &g.block_nitems)) {
+      return DataLossError("shape and chunks give sizes beyond 2^63");
+    }
+  }
+  int64_t chunk_bytes = 0;
+  if (__builtin_mul_overflow(g.chunk_nitems, itemsize, &chunk_bytes))
+    return DataLossError("chunks of more than 2^63 bytes");
+  if (empty)
+    g.nchunks = 0;
+  return g;
 }
 
 }  // namespace patchfeed::codec

@@ -150,6 +150,13 @@ class ArrayReader {
                           std::span<const std::byte> pad_item) const;
 };
 
+/// The chunk-and-block geometry of an array of `shape` whose chunks (`chunks`, each cut into
+/// `blocks`) are stored apart (zarr, precomputed): every chunk has the full chunk shape,
+/// clipped at the array's end only when read. kDataLoss when a size passes 2^63.
+Result<NdGeometry> GridGeometry(const std::vector<int64_t>& shape,
+                                const std::vector<int64_t>& chunks,
+                                const std::vector<int64_t>& blocks, int64_t itemsize);
+
 /// Whether `path` is a directory OpenArray reads as zarr (it holds `.zarray`, `zarr.json` or
 /// `.zgroup`).
 bool IsZarrPath(const std::string& path, const storage::Store& store = *storage::LocalFiles());
@@ -160,7 +167,8 @@ bool IsZarrPath(const std::string& path, const storage::Store& store = *storage:
 /// directory). `options` apply to every file the array reads, and say which store `path` is
 /// in (local files by default; a remote store's paths are URLs). `ome_level` picks another
 /// level of an OME-Zarr group by its index in the group's multiscales (0: the highest
-/// resolution).
+/// resolution). A folder with an `info` is a Neuroglancer precomputed layer
+/// (precomputed/reader.h); `ome_level` is then the index of its scale.
 Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path,
                                                FrameOpenOptions options = {}, int ome_level = 0);
 

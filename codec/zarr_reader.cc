@@ -49,40 +49,6 @@ uint32_t Crc32c(std::span<const std::byte> bytes) {
   return ~crc32_iscsi(p, static_cast<int>(bytes.size()), ~0u);
 }
 
-// The chunk-and-block geometry of a zarr array: blocks are inner chunks (or whole chunks).
-Result<NdGeometry> GridGeometry(const std::vector<int64_t>& shape,
-                                const std::vector<int64_t>& chunks,
-                                const std::vector<int64_t>& blocks, int64_t itemsize) {
-  NdGeometry g;
-  g.ndim = static_cast<int>(shape.size());
-  g.itemsize = itemsize;
-  g.nchunks = 1;
-  g.chunk_nitems = 1;
-  g.block_nitems = 1;
-  bool empty = false;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    g.shape.push_back(shape[i]);
-    g.chunkshape.push_back(chunks[i]);
-    g.blockshape.push_back(blocks[i]);
-    g.extchunk.push_back(chunks[i]);
-    g.blocks_per_chunk.push_back(chunks[i] / blocks[i]);
-    const int64_t per_dim = shape[i] == 0 ? 0 : (shape[i] - 1) / chunks[i] + 1;
-    empty |= per_dim == 0;
-    g.chunks_per_dim.push_back(per_dim);
-    if (__builtin_mul_overflow(g.nchunks, std::max<int64_t>(per_dim, 1), &g.nchunks) ||
-        __builtin_mul_overflow(g.chunk_nitems, chunks[i], &g.chunk_nitems) ||
-        __builtin_mul_overflow(g.block_nitems, blocks[i], &g.block_nitems)) {
-      return DataLossError("shape and chunks give sizes beyond 2^63");
-    }
-  }
-  int64_t chunk_bytes = 0;
-  if (__builtin_mul_overflow(g.chunk_nitems, itemsize, &chunk_bytes))
-    return DataLossError("chunks of more than 2^63 bytes");
-  if (empty)
-    g.nchunks = 0;
-  return g;
-}
-
 // Whether the steps are ones this reader undoes: checksums outermost, at most one compressor.
 Status CheckSteps(const std::vector<Step>& steps, const std::string& where) {
   size_t n = steps.size();

@@ -1,0 +1,70 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+#ifndef PATCHFEED_CODEC_PRECOMPUTED_READER_H_
+#define PATCHFEED_CODEC_PRECOMPUTED_READER_H_
+
+/// \file
+/// Boxes out of one scale of a Neuroglancer precomputed volume (info.h), through the same
+/// plan as `.b2nd` and zarr arrays (array_reader.h).
+///
+/// The view: (C, z, y, x) in C order, index 0 of each spatial axis at the scale's
+/// voxel_offset. Precomputed stores a chunk's voxels x fastest, then y, z and channel, which is
+/// exactly this C order, so a chunk is copied without a transpose; cloud-volume's cutouts are
+/// the same voxels as (x, y, z, C) (numpy's `.transpose()` of this view with the channel moved
+/// last).
+///
+/// Chunks are files of their own, `<layer>/<key>/x0-x1_y0-y1_z0-z1` (or with `.gz`, as
+/// cloud-volume writes gzip'd chunks to local folders), read whole and gunzipped when they
+/// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
+/// as zeros, as cloud-volume's fill_missing does. Encodings other than raw, and sharded scales,
+/// are kUnimplemented naming them (not read yet). Every size in the layer is untrusted: a
+/// chunk file whose bytes do not decode to exactly its voxels is kDataLoss naming the file.
+
+#include <memory>
+#include <string>
+
+#include "codec/array_reader.h"
+#include "codec/precomputed/info.h"
+#include "common/result.h"
+#include "storage/store.h"
+
+namespace patchfeed::codec::precomputed {
+
+/// Whether `path` (a folder) holds a precomputed layer's `info`.
+bool IsPrecomputedLayer(const std::string& path, const storage::Store& store);
+
+class PrecomputedReader final : public ArrayReader {
+ public:
+  /// Opens scale `scale` (an index into the info's scales, 0: the finest) of the layer in
+  /// folder `layer` of `store`.
+  static Result<PrecomputedReader> Open(const std::string& layer,
+                                        std::shared_ptr<const storage::Store> store,
+                                        int scale = 0);
+
+  const char* format() const override { return "precomputed"; }
+  ArrayFootprint Footprint() const override;
+  const storage::Store* chunk_store() const override { return store_.get(); }
+
+  const Info& info() const { return info_; }
+  const Scale& scale() const { return info_.scales[static_cast<size_t>(scale_)]; }
+  /// The file of chunk number `chunk` (C order over the (C, z, y, x) chunk grid), without the
+  /// `.gz` a gzip'd local file has.
+  std::string ChunkPath(int64_t chunk) const;
+
+ private:
+  Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
+                        std::span<const std::byte> pad_item,
+                        BoxReadScratch& scratch) const override;
+  // The chunk's voxels, decoded: `expected` bytes of the file at `path`.
+  Result<std::span<const std::byte>> ReadChunk(const storage::ByteSource& file,
+                                               const std::string& path, int64_t expected,
+                                               BoxReadScratch& scratch) const;
+
+  Info info_;
+  int scale_ = 0;
+  std::string layer_;
+  std::shared_ptr<const storage::Store> store_;
+};
+
+}  // namespace patchfeed::codec::precomputed
+
+#endif  // PATCHFEED_CODEC_PRECOMPUTED_READER_H_
