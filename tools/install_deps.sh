@@ -51,7 +51,8 @@ if (( with_tests )); then
            scikit_build_core:scikit-build-core  # make pip-test: pip install --no-build-isolation
            monai:monai  # the batch_transform test (a MONAI transform)
            matplotlib:matplotlib  # patchfeed show, bench --plot
-           aiohttp:aiohttp boto3:boto3)  # the object-store test servers (tests/servers/)
+           aiohttp:aiohttp boto3:boto3  # the object-store test servers (tests/servers/)
+           cloudvolume:cloud-volume==12.15.2)  # writes the precomputed layers tests read
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")
