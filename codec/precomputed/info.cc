@@ -26,8 +26,8 @@ struct DataType {
   int64_t itemsize;
 };
 constexpr DataType kDataTypes[] = {
-    {"uint8", "|u1", 1},   {"int8", "|i1", 1},    {"uint16", "<u2", 2},  {"int16", "<i2", 2},
-    {"uint32", "<u4", 4},  {"int32", "<i4", 4},   {"uint64", "<u8", 8},  {"int64", "<i8", 8},
+    {"uint8", "|u1", 1},   {"int8", "|i1", 1},    {"uint16", "<u2", 2}, {"int16", "<i2", 2},
+    {"uint32", "<u4", 4},  {"int32", "<i4", 4},   {"uint64", "<u8", 8}, {"int64", "<i8", 8},
     {"float32", "<f4", 4}, {"float64", "<f8", 8},
 };
 
@@ -42,8 +42,8 @@ Result<Vec3> Triple(const Json& object, const char* key, int64_t min, const std:
   for (size_t i = 0; i < 3; ++i) {
     const std::optional<int64_t> x = AsInt64((*v)[i]);
     if (!x || *x < min || *x > (int64_t{1} << 52)) {
-      return Bad(StrCat(where, ": '", key, "'[", i, "] is ", Shown((*v)[i]), ", not an integer in [",
-                        min, ", 2^52]"));
+      return Bad(StrCat(where, ": '", key, "'[", i, "] is ", Shown((*v)[i]),
+                        ", not an integer in [", min, ", 2^52]"));
     }
     out[i] = *x;
   }
@@ -57,8 +57,7 @@ Result<Sharding> ParseSharding(const Json& s, const std::string& where) {
   const Json* type = Find(s, "@type");
   if (type == nullptr || !type->is_string() ||
       type->get_ref<const std::string&>() != "neuroglancer_uint64_sharded_v1") {
-    return UnimplementedError(StrCat("info: ", at, ": '@type' ",
-                                     type ? Shown(*type) : "missing",
+    return UnimplementedError(StrCat("info: ", at, ": '@type' ", type ? Shown(*type) : "missing",
                                      " (patchfeed reads neuroglancer_uint64_sharded_v1)"));
   }
   Sharding out;
@@ -66,8 +65,8 @@ Result<Sharding> ParseSharding(const Json& s, const std::string& where) {
     const Json* v = Find(s, key);
     const std::optional<int64_t> x = v ? AsInt64(*v) : std::nullopt;
     if (!x || *x < 0 || *x > max)
-      return Bad(StrCat(at, ": '", key, "' is ", v ? Shown(*v) : "missing", ", not in [0, ", max,
-                        "]"));
+      return Bad(
+          StrCat(at, ": '", key, "' is ", v ? Shown(*v) : "missing", ", not in [0, ", max, "]"));
     *field = static_cast<int>(*x);
     return Status::Ok();
   };
@@ -90,8 +89,8 @@ Result<Sharding> ParseSharding(const Json& s, const std::string& where) {
       *gzip = false;  // "raw" when absent
       return Status::Ok();
     }
-    if (!v->is_string() || (v->get_ref<const std::string&>() != "raw" &&
-                            v->get_ref<const std::string&>() != "gzip")) {
+    if (!v->is_string() ||
+        (v->get_ref<const std::string&>() != "raw" && v->get_ref<const std::string&>() != "gzip")) {
       return Bad(StrCat(at, ": '", key, "' is ", Shown(*v), ", not \"raw\" or \"gzip\""));
     }
     *gzip = v->get_ref<const std::string&>() == "gzip";
@@ -116,8 +115,8 @@ Result<Scale> ParseScale(const Json& s, size_t index, const Info& info) {
     return Bad(StrCat(where, ": 'key' ", Quoted(out.key), " leaves the layer's folder"));
   PATCHFEED_ASSIGN_OR_RETURN(out.size, Triple(s, "size", 1, where));
   if (Find(s, "voxel_offset") != nullptr) {
-    PATCHFEED_ASSIGN_OR_RETURN(out.voxel_offset, Triple(s, "voxel_offset", -(int64_t{1} << 52),
-                                                        where));
+    PATCHFEED_ASSIGN_OR_RETURN(out.voxel_offset,
+                               Triple(s, "voxel_offset", -(int64_t{1} << 52), where));
   }
   const Json* chunk_sizes = Find(s, "chunk_sizes");
   if (chunk_sizes == nullptr || !chunk_sizes->is_array() || chunk_sizes->empty())

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "codec/internal/nd_copy.h"
+#include "codec/precomputed/compressed_segmentation.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec::precomputed {
@@ -45,8 +46,8 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
     r.info_ = std::move(*info);
   }
   if (scale < 0 || static_cast<size_t>(scale) >= r.info_.scales.size()) {
-    return InvalidArgumentError(StrCat(layer, ": no scale ", scale, " (the info has ",
-                                       r.info_.scales.size(), ")"));
+    return InvalidArgumentError(
+        StrCat(layer, ": no scale ", scale, " (the info has ", r.info_.scales.size(), ")"));
   }
   r.scale_ = scale;
   r.layer_ = layer;
@@ -54,9 +55,15 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
   r.store_ = std::move(store);
   r.dtype_ = r.info_.dtype;
   const Scale& s = r.scale();
-  if (s.kind != Encoding::kRaw) {
-    return UnimplementedError(StrCat(r.path_, ": encoding '", s.encoding, "'",
-                                     " (patchfeed reads raw precomputed chunks so far)"));
+  if (s.kind == Encoding::kCompressedSegmentation && r.info_.itemsize != 4 &&
+      r.info_.itemsize != 8) {
+    return DataLossError(StrCat(r.path_, ": compressed_segmentation of ", r.info_.data_type,
+                                " (it encodes uint32 and uint64 only)"));
+  }
+  if (s.kind != Encoding::kRaw && s.kind != Encoding::kCompressedSegmentation) {
+    return UnimplementedError(
+        StrCat(r.path_, ": encoding '", s.encoding, "'",
+               " (patchfeed reads raw and compressed_segmentation precomputed chunks so far)"));
   }
   if (s.sharding.has_value()) {
     return UnimplementedError(
@@ -107,18 +114,64 @@ Result<std::span<const std::byte>> PrecomputedReader::ReadChunk(const storage::B
     stored = std::span(image, static_cast<size_t>(size));
   } else {
     file.WillRead(all, std::span(&all, 1));
-    PATCHFEED_ASSIGN_OR_RETURN(stored, file.Get(0, static_cast<size_t>(size), scratch.chunk),
-                               path);
+    PATCHFEED_ASSIGN_OR_RETURN(stored, file.Get(0, static_cast<size_t>(size), scratch.chunk), path);
   }
-  if (static_cast<int64_t>(stored.size()) == expected && !IsGzip(stored))
-    return stored;
+  const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
   if (!IsGzip(stored)) {
-    return DataLossError(StrCat(path, ": ", stored.size(), " bytes, neither the chunk's ",
-                                expected, " raw bytes nor gzip"));
+    if (segmentation ? stored.size() % 4 == 0 : static_cast<int64_t>(stored.size()) == expected)
+      return stored;
+    return DataLossError(StrCat(path, ": ", stored.size(), " bytes, neither ",
+                                segmentation ? "whole 32-bit words" : "the chunk's raw bytes",
+                                " nor gzip"));
   }
-  scratch.whole.resize(static_cast<size_t>(expected));
+  int64_t decoded = expected;
+  if (segmentation) {
+    // gzip's trailer says the decoded size (mod 2^32; `expected` bounds it well below that).
+    const std::byte* t = stored.data() + stored.size() - 4;
+    decoded =
+        static_cast<int64_t>(static_cast<uint32_t>(t[0]) | static_cast<uint32_t>(t[1]) << 8 |
+                             static_cast<uint32_t>(t[2]) << 16 | static_cast<uint32_t>(t[3]) << 24);
+    if (decoded > expected || decoded % 4 != 0) {
+      return DataLossError(StrCat(path, ": gzip says ", decoded,
+                                  " bytes, not a compressed_segmentation chunk of at most ",
+                                  expected));
+    }
+  }
+  scratch.whole.resize(static_cast<size_t>(decoded));
   PATCHFEED_RETURN_IF_ERROR(scratch.streams.DecodeGzip(stored, scratch.whole), path);
   return std::span<const std::byte>(scratch.whole);
+}
+
+Status PrecomputedReader::ReadSegmentationPiece(const storage::ByteSource& file,
+                                                const std::string& path, const BoxPlan& plan,
+                                                const BoxPiece& piece, const NdIndex& extent,
+                                                const NdView& dst, BoxReadScratch& scratch) const {
+  // The largest chunk the encoding makes of these voxels: per channel, two header words per
+  // block and, per voxel, at most one word of index and a table entry.
+  const Vec3 size = {extent[3], extent[2], extent[1]};
+  const Vec3& block = scale().segmentation_block;
+  int64_t blocks = 1;
+  for (size_t d = 0; d < 3; ++d)
+    blocks *= (size[d] + block[d] - 1) / block[d];
+  const int64_t voxels = (blocks * block[0] * block[1] * block[2]);
+  const int64_t bound = 4 * extent[0] * (1 + 2 * blocks + voxels * (1 + geom_.itemsize / 4));
+  PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> chunk,
+                             ReadChunk(file, path, bound, scratch));
+  const int64_t* dst_origin = plan.box().start.data();
+  const Vec3 lo = {piece.lo[3] - piece.origin[3], piece.lo[2] - piece.origin[2],
+                   piece.lo[1] - piece.origin[1]};
+  const Vec3 hi = {piece.hi[3] - piece.origin[3], piece.hi[2] - piece.origin[2],
+                   piece.hi[1] - piece.origin[1]};
+  for (int64_t c = piece.lo[0]; c < piece.hi[0]; ++c) {
+    VoxelsOut out;
+    out.data = dst.data;
+    for (size_t d = 0; d < 4; ++d)
+      out.data += ((d == 0 ? c : piece.lo[d]) - dst_origin[d]) * dst.byte_strides[d];
+    out.stride = {dst.byte_strides[3], dst.byte_strides[2], dst.byte_strides[1]};
+    PATCHFEED_RETURN_IF_ERROR(
+        DecodeCompressedSegmentation(chunk, geom_.itemsize, size, block, c, lo, hi, out), path);
+  }
+  return Status::Ok();
 }
 
 Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
@@ -152,6 +205,9 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     const auto i = static_cast<size_t>(d);
     extent[i] = std::min(geom_.chunkshape[i], geom_.shape[i] - piece.origin[i]);
     expected *= extent[i];
+  }
+  if (scale().kind == Encoding::kCompressedSegmentation) {
+    return ReadSegmentationPiece(**source, path, plan, piece, extent, dst, scratch);
   }
   PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> voxels,
                              ReadChunk(**source, path, expected, scratch));

@@ -15,9 +15,11 @@
 /// Chunks are files of their own, `<layer>/<key>/x0-x1_y0-y1_z0-z1` (or with `.gz`, as
 /// cloud-volume writes gzip'd chunks to local folders), read whole and gunzipped when they
 /// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
-/// as zeros, as cloud-volume's fill_missing does. Encodings other than raw, and sharded scales,
-/// are kUnimplemented naming them (not read yet). Every size in the layer is untrusted: a
-/// chunk file whose bytes do not decode to exactly its voxels is kDataLoss naming the file.
+/// as zeros, as cloud-volume's fill_missing does. Encodings raw and compressed_segmentation
+/// (compressed_segmentation.h: only the blocks a box touches are decoded) are read; others,
+/// and sharded scales, are kUnimplemented naming them (not read yet). Every size in the layer is
+/// untrusted: a chunk file whose bytes do not decode to exactly its voxels is kDataLoss naming the
+/// file.
 
 #include <memory>
 #include <string>
@@ -37,8 +39,7 @@ class PrecomputedReader final : public ArrayReader {
   /// Opens scale `scale` (an index into the info's scales, 0: the finest) of the layer in
   /// folder `layer` of `store`.
   static Result<PrecomputedReader> Open(const std::string& layer,
-                                        std::shared_ptr<const storage::Store> store,
-                                        int scale = 0);
+                                        std::shared_ptr<const storage::Store> store, int scale = 0);
 
   const char* format() const override { return "precomputed"; }
   ArrayFootprint Footprint() const override;
@@ -54,7 +55,13 @@ class PrecomputedReader final : public ArrayReader {
   Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
                         std::span<const std::byte> pad_item,
                         BoxReadScratch& scratch) const override;
-  // The chunk's voxels, decoded: `expected` bytes of the file at `path`.
+  // A piece of a compressed_segmentation chunk of `extent` voxels (C, z, y, x), decoding only
+  // the blocks and voxels of the piece.
+  Status ReadSegmentationPiece(const storage::ByteSource& file, const std::string& path,
+                               const BoxPlan& plan, const BoxPiece& piece, const NdIndex& extent,
+                               const NdView& dst, BoxReadScratch& scratch) const;
+  // The chunk's bytes, gunzipped: a raw chunk's exactly `expected` bytes, a
+  // compressed_segmentation chunk's at most `expected`.
   Result<std::span<const std::byte>> ReadChunk(const storage::ByteSource& file,
                                                const std::string& path, int64_t expected,
                                                BoxReadScratch& scratch) const;

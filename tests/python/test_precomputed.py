@@ -189,3 +189,44 @@ def test_loader_reads_precomputed_cases_locally_and_over_s3(tmp_path, seaweed, s
         assert gs == ws and np.array_equal(g, w)
     # Every chunk file was opened and read ahead by the batch's producer.
     assert metrics["io_requests"] > 0 and metrics["io_fallback_reads"] == 0, metrics
+
+
+@pytest.mark.parametrize("dtype,channels,compress", [("uint32", 1, None), ("uint64", 1, None),
+                                                     ("uint32", 1, False)])
+def test_compressed_segmentation_equals_cloud_volume(tmp_path, dtype, channels, compress):
+    info = CloudVolume.create_new_info(
+        num_channels=channels, layer_type="segmentation", data_type=dtype,
+        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
+        chunk_size=[16, 16, 8], volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
+    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info, compress=compress)
+    vol.commit_info()
+    rng = np.random.default_rng(4)
+    # Labels in runs, as segmentations are (tables of 1 to ~20 labels per block), and a few
+    # huge ids (uint64 needs both words).
+    data = rng.integers(0, 6, size=SIZE + (channels,)).astype(dtype)
+    data[::3] += np.array(2**31 + 7 if dtype == "uint32" else 2**40 + 9, dtype)
+    data[5:20, 3:9] = rng.integers(0, 1000, size=(15, 6) + SIZE[2:] + (channels,))
+    vol[vol.bounds] = data
+    cutout = np.asarray(CloudVolume(f"file://{tmp_path / 'seg'}")[vol.bounds])
+    assert np.array_equal(cutout, data)
+    arr = patchfeed.open_array(str(tmp_path / "seg"))
+    _assert_boxes_equal(arr, _view(cutout), seed=11, n=40)
+
+
+def test_damaged_compressed_segmentation_is_a_named_error(tmp_path):
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="segmentation", data_type="uint32",
+        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=[0, 0, 0],
+        chunk_size=[16, 16, 8], volume_size=[16, 16, 8], compressed_segmentation_block_size=[8, 8, 8])
+    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info, compress=False)
+    vol.commit_info()
+    vol[vol.bounds] = np.arange(16 * 16 * 8, dtype=np.uint32).reshape(16, 16, 8, 1)
+    chunk = next((tmp_path / "seg" / "4_4_40").iterdir())
+    words = bytearray(chunk.read_bytes())
+    words[4 + 3] = 3  # block 0's header: 3 bits per index
+    chunk.write_bytes(bytes(words))
+    with pytest.raises(Exception, match=f"{chunk.name}.*3 bits per index"):
+        patchfeed.open_array(str(tmp_path / "seg"))[...]
+    chunk.write_bytes(bytes(words[:40]))
+    with pytest.raises(Exception, match=f"{chunk.name}.*compressed_segmentation"):
+        patchfeed.open_array(str(tmp_path / "seg"))[...]
