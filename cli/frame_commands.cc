@@ -14,6 +14,7 @@
 #include "cli/file_io.h"
 #include "codec/array_reader.h"
 #include "codec/nd_reader.h"
+#include "codec/precomputed/reader.h"
 #include "codec/zarr_reader.h"
 #include "common/str_cat.h"
 #include "storage/remote/store_for.h"
@@ -174,6 +175,22 @@ Status PrintArrayInfo(const codec::ArrayReader& array, const std::string& stats)
     if (zarr->sharded())
       add("inner_chunks", JsonList(g.blockshape));
   }
+  if (const auto* layer = dynamic_cast<const codec::precomputed::PrecomputedReader*>(&array)) {
+    // The view is (C, z, y, x); the layer's own vectors are x first, as its info writes them.
+    const codec::precomputed::Scale& s = layer->scale();
+    add("axes", "[\"c\", \"z\", \"y\", \"x\"]");
+    add("scale_key", JsonString(s.key));
+    add("scales", std::to_string(layer->info().scales.size()));
+    add("encoding", JsonString(s.encoding));
+    add("voxel_offset_xyz",
+        JsonList(std::vector<int64_t>(s.voxel_offset.begin(), s.voxel_offset.end())));
+    std::string resolution = "[";
+    for (size_t d = 0; d < 3; ++d) {
+      resolution += d > 0 ? ", " : "";
+      resolution += std::to_string(s.resolution[d]);
+    }
+    add("resolution_xyz", resolution + "]");
+  }
   add("nchunks", std::to_string(g.nchunks));
   json += stats + "\n}\n";
   std::fputs(json.c_str(), stdout);
@@ -190,7 +207,8 @@ Status RunInfo(const std::vector<std::string>& argv) {
   // A URL's credentials and endpoint come from the environment (docs/storage.md).
   codec::FrameOpenOptions options;
   PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
-  if (codec::IsZarrPath(args.positional[0], *options.store) || level != 0) {
+  if (codec::IsZarrPath(args.positional[0], *options.store) ||
+      codec::precomputed::IsPrecomputedLayer(args.positional[0], *options.store) || level != 0) {
     // Zarr arrays and OME-Zarr groups; frames (b2nd or not) get the frame's own fields below.
     PATCHFEED_ASSIGN_OR_RETURN(const auto array,
                                codec::OpenArray(args.positional[0], options, level));

@@ -20,11 +20,12 @@ constexpr std::string_view kOverview =
     "  decompress IN OUT [--max-bytes N]\n"
     "                                  decode one Blosc1 or Blosc2 chunk to raw bytes\n"
     "                                  (refused above N bytes, default 1 GiB)\n"
-    "  info PATH [--level N] [--stats] a .b2nd frame's or zarr array's metadata as JSON\n"
+    "  info PATH [--level N] [--stats] an array's metadata as JSON (.b2nd, zarr, precomputed)\n"
     "                                  (--stats: min, max, mean, NaN/Inf counts)\n"
     "  read PATH [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
     "        [--level N]               write a box of the array (C order), padded outside;\n"
-    "                                  PATH: .b2nd, zarr v2/v3, OME-Zarr (--level)\n";
+    "                                  PATH: .b2nd, zarr v2/v3, OME-Zarr (--level),\n"
+    "                                  a precomputed layer (--level: its scale)\n";
 
 constexpr std::string_view kDemo =
     "usage: patchfeed demo [--dir D] [--keep] [--cases N] [--steps S] [--threads T] [--batch B]\n"

@@ -16,8 +16,7 @@ uint32_t Word(std::span<const std::byte> chunk, uint64_t index) {
 }
 
 bool ValidBits(uint32_t bits) {
-  return bits == 0 || bits == 1 || bits == 2 || bits == 4 || bits == 8 || bits == 16 ||
-         bits == 32;
+  return bits == 0 || bits == 1 || bits == 2 || bits == 4 || bits == 8 || bits == 16 || bits == 32;
 }
 
 }  // namespace

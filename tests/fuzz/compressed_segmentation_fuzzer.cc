@@ -31,8 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   VoxelsOut view;
   view.data = out.data();
   view.stride = {itemsize, itemsize * extent[0], itemsize * extent[0] * extent[1]};
-  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data) + 12,
-                                         size - 12);
+  const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data) + 12, size - 12);
   (void)DecodeCompressedSegmentation(bytes, itemsize, chunk, block, channel, lo, hi, view);
   return 0;
 }

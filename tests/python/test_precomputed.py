@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import pathlib
+import subprocess
 
 import numpy as np
 import patchfeed
@@ -230,3 +231,16 @@ def test_damaged_compressed_segmentation_is_a_named_error(tmp_path):
     chunk.write_bytes(bytes(words[:40]))
     with pytest.raises(Exception, match=f"{chunk.name}.*compressed_segmentation"):
         patchfeed.open_array(str(tmp_path / "seg"))[...]
+
+
+def test_cli_info_and_read_a_layer(tmp_path, cli_path):
+    data = _view(_write_layer(tmp_path / "layer", "uint16", 2, "gzip"))
+    info = subprocess.run([str(cli_path), "info", str(tmp_path / "layer")], capture_output=True,
+                          text=True, check=True)
+    meta = json.loads(info.stdout)
+    assert meta["format"] == "precomputed" and meta["shape"] == list(data.shape)
+    assert meta["axes"] == ["c", "z", "y", "x"] and meta["voxel_offset_xyz"] == list(OFFSET)
+    out = tmp_path / "box.npy"
+    subprocess.run([str(cli_path), "read", str(tmp_path / "layer"), "--box", "0:2,1:9,-2:5,30:45",
+                    "--out", str(out), "--npy"], check=True)
+    assert np.array_equal(np.load(out), _padded(data, [0, 1, -2, 30], [2, 9, 5, 45]))
