@@ -2,10 +2,13 @@
 #include "codec/precomputed/reader.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "codec/internal/nd_copy.h"
 #include "codec/precomputed/compressed_segmentation.h"
+#include "codec/precomputed/sharding.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec::precomputed {
@@ -21,8 +24,48 @@ constexpr uint64_t kMaxInfoBytes = uint64_t{16} << 20;
 // header and trailer: anything longer is not one.
 int64_t MaxGzipBytes(int64_t n) { return n + n / 1024 + 1024; }
 
+// A minishard index larger than this is not one a writer made (2^21 chunks in one minishard).
+constexpr uint64_t kMaxMinishardIndexBytes = uint64_t{48} << 20;
+
 bool IsGzip(std::span<const std::byte> bytes) {
   return bytes.size() >= 2 && bytes[0] == std::byte{0x1f} && bytes[1] == std::byte{0x8b};
+}
+
+uint32_t LoadLe32(const std::byte* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 |
+         static_cast<uint32_t>(p[2]) << 16 | static_cast<uint32_t>(p[3]) << 24;
+}
+
+// Bytes [pos, pos + size) of `file` whole: in place when a source fetched them ahead; else
+// announced (a source that fetches ahead learns it needs all of them) and read into `buffer`.
+Result<std::span<const std::byte>> ReadWhole(const storage::ByteSource& file, uint64_t pos,
+                                             uint64_t size, std::vector<std::byte>& buffer) {
+  const storage::FileRange all{pos, size};
+  if (const std::byte* image = file.ChunkImage(pos, size, std::span(&all, 1)))
+    return std::span<const std::byte>(image, static_cast<size_t>(size));
+  file.WillRead(all, std::span(&all, 1));
+  return file.Get(pos, static_cast<size_t>(size), buffer);
+}
+
+// `stored` gunzipped into `out` when `gzip`: exactly `expected` bytes, or (`exact` false) as
+// many as gzip's trailer says, at most `expected`.
+Result<std::span<const std::byte>> Gunzip(std::span<const std::byte> stored, int64_t expected,
+                                          bool exact, StreamDecoder& streams,
+                                          std::vector<std::byte>& out) {
+  int64_t decoded = expected;
+  if (!exact) {
+    // The trailer's size is mod 2^32; `expected` bounds it well below that.
+    if (stored.size() < 18)
+      return DataLossError(StrCat("a gzip stream of ", stored.size(), " bytes is cut short"));
+    decoded = LoadLe32(stored.data() + stored.size() - 4);
+    if (decoded > expected) {
+      return DataLossError(
+          StrCat("gzip says ", decoded, " bytes, more than the ", expected, " the chunk can hold"));
+    }
+  }
+  out.resize(static_cast<size_t>(decoded));
+  PATCHFEED_RETURN_IF_ERROR(streams.DecodeGzip(stored, out));
+  return std::span<const std::byte>(out);
 }
 
 }  // namespace
@@ -65,10 +108,6 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
         StrCat(r.path_, ": encoding '", s.encoding, "'",
                " (patchfeed reads raw and compressed_segmentation precomputed chunks so far)"));
   }
-  if (s.sharding.has_value()) {
-    return UnimplementedError(
-        StrCat(r.path_, ": a sharded scale (patchfeed reads unsharded chunk files so far)"));
-  }
   const int64_t c = r.info_.num_channels;
   const std::vector<int64_t> shape = {c, s.size[2], s.size[1], s.size[0]};
   const std::vector<int64_t> chunks = {c, s.chunk_size[2], s.chunk_size[1], s.chunk_size[0]};
@@ -87,6 +126,10 @@ ArrayFootprint PrecomputedReader::Footprint() const {
 }
 
 std::string PrecomputedReader::ChunkPath(int64_t chunk) const {
+  return storage::JoinPath(path_, ChunkName(ChunkBoundsAt(scale(), GridPosition(chunk))));
+}
+
+Vec3 PrecomputedReader::GridPosition(int64_t chunk) const {
   // The grid is (1, z, y, x) chunks, C order.
   Vec3 index{};
   for (int d = 3; d >= 1; --d) {
@@ -94,84 +137,131 @@ std::string PrecomputedReader::ChunkPath(int64_t chunk) const {
     index[3 - i] = chunk % geom_.chunks_per_dim[i];
     chunk /= geom_.chunks_per_dim[i];
   }
-  return storage::JoinPath(path_, ChunkName(ChunkBoundsAt(scale(), index)));
+  return index;
 }
 
-Result<std::span<const std::byte>> PrecomputedReader::ReadChunk(const storage::ByteSource& file,
-                                                                const std::string& path,
-                                                                int64_t expected,
-                                                                BoxReadScratch& scratch) const {
-  const uint64_t size = file.size();
-  if (size > static_cast<uint64_t>(MaxGzipBytes(expected))) {
-    return DataLossError(StrCat(path, ": ", size, " bytes, more than a chunk of ", expected,
-                                " bytes can be stored in"));
-  }
-  // The whole file: in place when a source fetched it ahead; else announced (a source that
-  // fetches ahead learns it needs all of it) and read.
-  const storage::FileRange all{0, size};
-  std::span<const std::byte> stored;
-  if (const std::byte* image = file.ChunkImage(0, size, std::span(&all, 1))) {
-    stored = std::span(image, static_cast<size_t>(size));
-  } else {
-    file.WillRead(all, std::span(&all, 1));
-    PATCHFEED_ASSIGN_OR_RETURN(stored, file.Get(0, static_cast<size_t>(size), scratch.chunk), path);
-  }
-  const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
-  if (!IsGzip(stored)) {
-    if (segmentation ? stored.size() % 4 == 0 : static_cast<int64_t>(stored.size()) == expected)
-      return stored;
-    return DataLossError(StrCat(path, ": ", stored.size(), " bytes, neither ",
-                                segmentation ? "whole 32-bit words" : "the chunk's raw bytes",
-                                " nor gzip"));
-  }
-  int64_t decoded = expected;
-  if (segmentation) {
-    // gzip's trailer says the decoded size (mod 2^32; `expected` bounds it well below that).
-    const std::byte* t = stored.data() + stored.size() - 4;
-    decoded =
-        static_cast<int64_t>(static_cast<uint32_t>(t[0]) | static_cast<uint32_t>(t[1]) << 8 |
-                             static_cast<uint32_t>(t[2]) << 16 | static_cast<uint32_t>(t[3]) << 24);
-    if (decoded > expected || decoded % 4 != 0) {
-      return DataLossError(StrCat(path, ": gzip says ", decoded,
-                                  " bytes, not a compressed_segmentation chunk of at most ",
-                                  expected));
+Result<std::optional<std::span<const std::byte>>> PrecomputedReader::StoredChunk(
+    const storage::Store& store, int64_t chunk, int64_t max_bytes, std::string* where,
+    BoxReadScratch& scratch) const {
+  using Stored = std::optional<std::span<const std::byte>>;
+  const Scale& s = scale();
+  if (!s.sharding.has_value()) {
+    std::string path = ChunkPath(chunk);
+    auto file = store.Open(path, storage::IoMode::kPread);
+    if (!file.ok() && file.status().code() == StatusCode::kNotFound) {
+      path += ".gz";  // cloud-volume's gzip'd chunks in a local folder
+      file = store.Open(path, storage::IoMode::kPread);
     }
+    *where = path;
+    if (!file.ok()) {
+      if (file.status().code() == StatusCode::kNotFound)
+        return Stored();  // never written
+      return file.status();
+    }
+    const uint64_t size = (*file)->size();
+    if (size > static_cast<uint64_t>(MaxGzipBytes(max_bytes))) {
+      return DataLossError(StrCat(path, ": ", size, " bytes, more than a chunk of at most ",
+                                  max_bytes, " bytes can be stored in"));
+    }
+    PATCHFEED_ASSIGN_OR_RETURN(auto bytes, ReadWhole(**file, 0, size, scratch.chunk), path);
+    return Stored(bytes);
   }
-  scratch.whole.resize(static_cast<size_t>(decoded));
-  PATCHFEED_RETURN_IF_ERROR(scratch.streams.DecodeGzip(stored, scratch.whole), path);
-  return std::span<const std::byte>(scratch.whole);
+  // Sharded: the shard index's entry, the minishard index, then the chunk.
+  const Sharding& sh = *s.sharding;
+  const Vec3 grid = {geom_.chunks_per_dim[3], geom_.chunks_per_dim[2], geom_.chunks_per_dim[1]};
+  const uint64_t id = CompressedMortonCode(GridPosition(chunk), grid);
+  const ShardLocation loc = LocateChunk(sh, id);
+  const std::string path = storage::JoinPath(path_, loc.shard_file);
+  *where = StrCat(path, " (chunk ", id, ")");
+  auto file = store.Open(path, storage::IoMode::kPread);
+  if (!file.ok()) {
+    if (file.status().code() == StatusCode::kNotFound)
+      return Stored();  // no chunk of this shard was written
+    return file.status();
+  }
+  const storage::ByteSource& shard = **file;
+  const auto within = [&](const ShardRange& r) -> Status {
+    if (r.offset > shard.size() || r.size > shard.size() - r.offset) {
+      return DataLossError(
+          StrCat(*where, ": bytes ", r.offset, "+", r.size, " pass the shard's ", shard.size()));
+    }
+    return Status::Ok();
+  };
+  const ShardRange entry = ShardIndexEntry(loc.minishard);
+  PATCHFEED_RETURN_IF_ERROR(within(entry));
+  PATCHFEED_ASSIGN_OR_RETURN(auto entry_bytes, shard.Get(entry.offset, 16, scratch.index), *where);
+  PATCHFEED_ASSIGN_OR_RETURN(const ShardRange range, MinishardIndexRange(entry_bytes, sh), *where);
+  if (range.size == 0)
+    return Stored();  // an empty minishard
+  PATCHFEED_RETURN_IF_ERROR(within(range));
+  if (range.size > kMaxMinishardIndexBytes)
+    return DataLossError(StrCat(*where, ": a minishard index of ", range.size, " bytes"));
+  // The minishard index, decoded: kept by the store from an earlier read of the same version
+  // of the shard (a remote object's ETag), or read now and handed to the store to keep.
+  const std::string version = shard.version();
+  const std::string key = StrCat(path, "\n", version, "\nminishard ", loc.minishard);
+  const std::shared_ptr<const std::vector<std::byte>> kept =
+      version.empty() ? nullptr : store_->Recall(key);
+  std::span<const std::byte> index;
+  if (kept != nullptr) {
+    index = *kept;
+  } else {
+    PATCHFEED_ASSIGN_OR_RETURN(index, ReadWhole(shard, range.offset, range.size, scratch.chunk),
+                               *where);
+    if (sh.minishard_index_gzip) {
+      PATCHFEED_ASSIGN_OR_RETURN(index,
+                                 Gunzip(index, static_cast<int64_t>(kMaxMinishardIndexBytes), false,
+                                        scratch.streams, scratch.stage),
+                                 StrCat(*where, ": its minishard index"));
+    }
+    if (!version.empty())
+      store_->Keep(key, index);
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(const std::optional<ShardRange> found, FindChunk(index, sh, id),
+                             *where);
+  if (!found)
+    return Stored();  // never written
+  PATCHFEED_RETURN_IF_ERROR(within(*found));
+  if (found->size > static_cast<uint64_t>(MaxGzipBytes(max_bytes))) {
+    return DataLossError(StrCat(*where, ": ", found->size, " bytes, more than a chunk of at most ",
+                                max_bytes, " bytes can be stored in"));
+  }
+  PATCHFEED_ASSIGN_OR_RETURN(auto bytes,
+                             ReadWhole(shard, found->offset, found->size, scratch.chunk), *where);
+  return Stored(bytes);
 }
 
-Status PrecomputedReader::ReadSegmentationPiece(const storage::ByteSource& file,
-                                                const std::string& path, const BoxPlan& plan,
-                                                const BoxPiece& piece, const NdIndex& extent,
-                                                const NdView& dst, BoxReadScratch& scratch) const {
-  // The largest chunk the encoding makes of these voxels: per channel, two header words per
-  // block and, per voxel, at most one word of index and a table entry.
-  const Vec3 size = {extent[3], extent[2], extent[1]};
+Result<std::span<const std::byte>> PrecomputedReader::Decoded(std::span<const std::byte> stored,
+                                                              int64_t expected,
+                                                              BoxReadScratch& scratch) const {
+  const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
+  const bool exact_raw = !segmentation && static_cast<int64_t>(stored.size()) == expected;
+  // Gzip'd: as the sharding says, else when it starts with gzip's magic (cloud-volume's `.gz`
+  // files, objects stored with Content-Encoding: gzip). A raw chunk may start with the magic
+  // too, and a gzip'd one may have the raw size: it is raw when it does not gunzip.
+  if (scale().sharding.has_value() ? scale().sharding->data_gzip : IsGzip(stored)) {
+    Result<std::span<const std::byte>> out =
+        Gunzip(stored, expected, !segmentation, scratch.streams, scratch.whole);
+    if (out.ok() || !exact_raw || scale().sharding.has_value())
+      return out;
+  }
+  if (segmentation ? stored.size() % 4 == 0 : static_cast<int64_t>(stored.size()) == expected)
+    return stored;
+  return DataLossError(StrCat(stored.size(), " bytes, neither ",
+                              segmentation ? "whole 32-bit words" : "the chunk's raw bytes",
+                              " nor gzip"));
+}
+
+// The largest compressed_segmentation chunk of `extent` voxels (C, z, y, x): per channel, two
+// header words per block and, per voxel, at most one word of index and a table entry.
+int64_t PrecomputedReader::MaxSegmentationBytes(const NdIndex& extent) const {
   const Vec3& block = scale().segmentation_block;
+  const Vec3 size = {extent[3], extent[2], extent[1]};
   int64_t blocks = 1;
   for (size_t d = 0; d < 3; ++d)
     blocks *= (size[d] + block[d] - 1) / block[d];
-  const int64_t voxels = (blocks * block[0] * block[1] * block[2]);
-  const int64_t bound = 4 * extent[0] * (1 + 2 * blocks + voxels * (1 + geom_.itemsize / 4));
-  PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> chunk,
-                             ReadChunk(file, path, bound, scratch));
-  const int64_t* dst_origin = plan.box().start.data();
-  const Vec3 lo = {piece.lo[3] - piece.origin[3], piece.lo[2] - piece.origin[2],
-                   piece.lo[1] - piece.origin[1]};
-  const Vec3 hi = {piece.hi[3] - piece.origin[3], piece.hi[2] - piece.origin[2],
-                   piece.hi[1] - piece.origin[1]};
-  for (int64_t c = piece.lo[0]; c < piece.hi[0]; ++c) {
-    VoxelsOut out;
-    out.data = dst.data;
-    for (size_t d = 0; d < 4; ++d)
-      out.data += ((d == 0 ? c : piece.lo[d]) - dst_origin[d]) * dst.byte_strides[d];
-    out.stride = {dst.byte_strides[3], dst.byte_strides[2], dst.byte_strides[1]};
-    PATCHFEED_RETURN_IF_ERROR(
-        DecodeCompressedSegmentation(chunk, geom_.itemsize, size, block, c, lo, hi, out), path);
-  }
-  return Status::Ok();
+  const int64_t voxels = blocks * block[0] * block[1] * block[2];
+  return 4 * extent[0] * (1 + 2 * blocks + voxels * (1 + geom_.itemsize / 4));
 }
 
 Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
@@ -183,41 +273,54 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, pad_item);
     return Status::Ok();
   }
-  const storage::Store& store = scratch.store != nullptr ? *scratch.store : *store_;
-  std::string path = ChunkPath(piece.chunk);
-  auto source = store.Open(path, storage::IoMode::kPread);
-  if (!source.ok() && source.status().code() == StatusCode::kNotFound) {
-    path += ".gz";  // cloud-volume's gzip'd chunks in a local folder
-    source = store.Open(path, storage::IoMode::kPread);
+  // The chunk's extent, clipped at the volume's end: it holds exactly these voxels.
+  NdIndex extent{};
+  int64_t raw_bytes = geom_.itemsize;
+  for (int d = 0; d < n; ++d) {
+    const auto i = static_cast<size_t>(d);
+    extent[i] = std::min(geom_.chunkshape[i], geom_.shape[i] - piece.origin[i]);
+    raw_bytes *= extent[i];
   }
-  if (!source.ok()) {
-    if (source.status().code() != StatusCode::kNotFound)
-      return source.status();
+  const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
+  const int64_t max_bytes = segmentation ? MaxSegmentationBytes(extent) : raw_bytes;
+  const storage::Store& store = scratch.store != nullptr ? *scratch.store : *store_;
+  std::string where;
+  PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
+                             StoredChunk(store, piece.chunk, max_bytes, &where, scratch));
+  if (!stored) {
     // A chunk never written reads as zeros (cloud-volume's fill_missing).
     const std::vector<std::byte> zero(static_cast<size_t>(geom_.itemsize), std::byte{0});
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, zero);
     return Status::Ok();
   }
-  // The chunk's extent, clipped at the volume's end: its file holds exactly these voxels.
-  Index extent{};
-  int64_t expected = geom_.itemsize;
-  for (int d = 0; d < n; ++d) {
-    const auto i = static_cast<size_t>(d);
-    extent[i] = std::min(geom_.chunkshape[i], geom_.shape[i] - piece.origin[i]);
-    expected *= extent[i];
+  PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> chunk,
+                             Decoded(*stored, max_bytes, scratch), where);
+  if (segmentation) {
+    const Vec3 size = {extent[3], extent[2], extent[1]};
+    const Vec3 lo = {piece.lo[3] - piece.origin[3], piece.lo[2] - piece.origin[2],
+                     piece.lo[1] - piece.origin[1]};
+    const Vec3 hi = {piece.hi[3] - piece.origin[3], piece.hi[2] - piece.origin[2],
+                     piece.hi[1] - piece.origin[1]};
+    for (int64_t c = piece.lo[0]; c < piece.hi[0]; ++c) {
+      VoxelsOut out;
+      out.data = dst.data;
+      for (size_t d = 0; d < 4; ++d)
+        out.data += ((d == 0 ? c : piece.lo[d]) - dst_origin[d]) * dst.byte_strides[d];
+      out.stride = {dst.byte_strides[3], dst.byte_strides[2], dst.byte_strides[1]};
+      PATCHFEED_RETURN_IF_ERROR(
+          DecodeCompressedSegmentation(chunk, geom_.itemsize, size, scale().segmentation_block, c,
+                                       lo, hi, out),
+          where);
+    }
+    return Status::Ok();
   }
-  if (scale().kind == Encoding::kCompressedSegmentation) {
-    return ReadSegmentationPiece(**source, path, plan, piece, extent, dst, scratch);
-  }
-  PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> voxels,
-                             ReadChunk(**source, path, expected, scratch));
   Index strides{};
   int64_t stride = geom_.itemsize;
   for (int d = n - 1; d >= 0; --d) {
     strides[static_cast<size_t>(d)] = stride;
     stride *= extent[static_cast<size_t>(d)];
   }
-  CopyStridedRegion(n, geom_.itemsize, piece.lo.data(), piece.hi.data(), voxels.data(),
+  CopyStridedRegion(n, geom_.itemsize, piece.lo.data(), piece.hi.data(), chunk.data(),
                     piece.origin.data(), strides.data(), dst, dst_origin);
   return Status::Ok();
 }

@@ -15,13 +15,16 @@
 /// Chunks are files of their own, `<layer>/<key>/x0-x1_y0-y1_z0-z1` (or with `.gz`, as
 /// cloud-volume writes gzip'd chunks to local folders), read whole and gunzipped when they
 /// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
-/// as zeros, as cloud-volume's fill_missing does. Encodings raw and compressed_segmentation
-/// (compressed_segmentation.h: only the blocks a box touches are decoded) are read; others,
-/// and sharded scales, are kUnimplemented naming them (not read yet). Every size in the layer is
-/// untrusted: a chunk file whose bytes do not decode to exactly its voxels is kDataLoss naming the
-/// file.
+/// as zeros, as cloud-volume's fill_missing does. Sharded scales (sharding.h) read the shard
+/// index entry, the minishard index (kept by a remote store per shard version) and the chunk's
+/// bytes alone. Encodings raw and compressed_segmentation (compressed_segmentation.h: only the
+/// blocks a box touches are decoded) are read; others are kUnimplemented naming them. Every size in
+/// the layer is untrusted: a chunk file whose bytes do not decode to exactly its voxels is
+/// kDataLoss naming the file.
 
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "codec/array_reader.h"
@@ -55,16 +58,19 @@ class PrecomputedReader final : public ArrayReader {
   Status ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece, const NdView& dst,
                         std::span<const std::byte> pad_item,
                         BoxReadScratch& scratch) const override;
-  // A piece of a compressed_segmentation chunk of `extent` voxels (C, z, y, x), decoding only
-  // the blocks and voxels of the piece.
-  Status ReadSegmentationPiece(const storage::ByteSource& file, const std::string& path,
-                               const BoxPlan& plan, const BoxPiece& piece, const NdIndex& extent,
-                               const NdView& dst, BoxReadScratch& scratch) const;
-  // The chunk's bytes, gunzipped: a raw chunk's exactly `expected` bytes, a
+  // Chunk number `chunk`'s position in the scale's grid (x, y, z).
+  Vec3 GridPosition(int64_t chunk) const;
+  // The chunk's bytes as stored (at most `max_bytes` once decoded), from its file or its shard,
+  // or nullopt when it was never written; `*where` names the file (and chunk) for messages.
+  Result<std::optional<std::span<const std::byte>>> StoredChunk(const storage::Store& store,
+                                                                int64_t chunk, int64_t max_bytes,
+                                                                std::string* where,
+                                                                BoxReadScratch& scratch) const;
+  // `stored` gunzipped when it is gzip'd: a raw chunk's exactly `expected` bytes, a
   // compressed_segmentation chunk's at most `expected`.
-  Result<std::span<const std::byte>> ReadChunk(const storage::ByteSource& file,
-                                               const std::string& path, int64_t expected,
-                                               BoxReadScratch& scratch) const;
+  Result<std::span<const std::byte>> Decoded(std::span<const std::byte> stored, int64_t expected,
+                                             BoxReadScratch& scratch) const;
+  int64_t MaxSegmentationBytes(const NdIndex& extent) const;
 
   Info info_;
   int scale_ = 0;

@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import patchfeed
 import pytest
-from storage_servers import s3_bucket, seaweed  # noqa: F401
+from storage_servers import fault_proxy, s3_bucket, seaweed  # noqa: F401
 
 cloudvolume = pytest.importorskip("cloudvolume")
 CloudVolume = cloudvolume.CloudVolume
@@ -244,3 +244,69 @@ def test_cli_info_and_read_a_layer(tmp_path, cli_path):
     subprocess.run([str(cli_path), "read", str(tmp_path / "layer"), "--box", "0:2,1:9,-2:5,30:45",
                     "--out", str(out), "--npy"], check=True)
     assert np.array_equal(np.load(out), _padded(data, [0, 1, -2, 30], [2, 9, 5, 45]))
+
+
+def _write_sharded(root: pathlib.Path, hash_: str, gzip_: bool, encoding: str = "raw",
+                   dtype: str = "uint16") -> np.ndarray:
+    """A sharded layer written by tensorstore (cloud-volume reads it back below); some chunks
+    are never written. Returns its voxels as (x, y, z, c)."""
+    ts = pytest.importorskip("tensorstore")
+    enc = "gzip" if gzip_ else "raw"
+    scale = {"size": list(SIZE), "voxel_offset": list(OFFSET), "chunk_size": list(CHUNK),
+             "resolution": [4, 4, 40], "encoding": encoding,
+             "sharding": {"@type": "neuroglancer_uint64_sharded_v1", "preshift_bits": 1,
+                          "hash": hash_, "minishard_bits": 2, "shard_bits": 2,
+                          "minishard_index_encoding": enc, "data_encoding": enc}}
+    if encoding == "compressed_segmentation":
+        scale["compressed_segmentation_block_size"] = [8, 4, 2]
+    store = ts.open({"driver": "neuroglancer_precomputed", "kvstore": f"file://{root}",
+                     "multiscale_metadata": {"type": "image", "data_type": dtype,
+                                             "num_channels": 1},
+                     "scale_metadata": scale}, create=True).result()
+    rng = np.random.default_rng(12)
+    data = rng.integers(0, 50, size=SIZE + (1,)).astype(dtype)
+    data[:CHUNK[0]] = 0  # the first chunk row along x is never written
+    store[OFFSET[0] + CHUNK[0]:, :, :, :] = data[CHUNK[0]:]
+    return data
+
+
+@pytest.mark.parametrize("hash_,gzip_,encoding", [
+    ("identity", False, "raw"), ("murmurhash3_x86_128", True, "raw"),
+    ("murmurhash3_x86_128", False, "compressed_segmentation")])
+def test_sharded_scales_equal_tensorstore_and_cloud_volume(tmp_path, hash_, gzip_, encoding):
+    dtype = "uint32" if encoding == "compressed_segmentation" else "uint16"
+    data = _write_sharded(tmp_path / "layer", hash_, gzip_, encoding, dtype)
+    shards = list((tmp_path / "layer").rglob("*.shard"))
+    assert len(shards) > 1
+    vol = CloudVolume(f"file://{tmp_path / 'layer'}", fill_missing=True)
+    assert np.array_equal(np.asarray(vol[vol.bounds]), data)
+    _assert_boxes_equal(patchfeed.open_array(str(tmp_path / "layer")), _view(data), seed=2, n=30)
+
+
+def test_damaged_shards_give_named_errors(tmp_path):
+    _write_sharded(tmp_path / "layer", "identity", False)
+    shard = sorted((tmp_path / "layer").rglob("*.shard"))[-1]
+    body = bytearray(shard.read_bytes())
+    for m in range(4):  # every minishard index runs far past the shard's end
+        body[16 * m:16 * m + 16] = (0).to_bytes(8, "little") + (2**40).to_bytes(8, "little")
+    shard.write_bytes(bytes(body))
+    with pytest.raises(Exception, match=f"{shard.name}.*pass the shard's"):
+        patchfeed.open_array(str(tmp_path / "layer"))[...]
+
+
+def test_sharded_layer_over_s3_keeps_its_minishard_indexes(tmp_path, seaweed, s3_bucket,
+                                                            fault_proxy):
+    data = _view(_write_sharded(tmp_path / "layer", "murmurhash3_x86_128", True))
+    seaweed.put_tree(s3_bucket, "sharded", tmp_path / "layer")
+    proxy = fault_proxy(seaweed.endpoint)
+    options = {"endpoint_url": proxy.url, "key": seaweed.admin_key,
+               "secret": seaweed.admin_secret, "region": seaweed.region}
+    arr = patchfeed.open_array(f"s3://{s3_bucket}/sharded", storage_options=options)
+    proxy.reset_stats()
+    assert np.array_equal(arr[...], data)
+    first = proxy.stats()["requests"]["GET"]
+    proxy.reset_stats()
+    assert np.array_equal(arr[...], data)
+    again = proxy.stats()["requests"]["GET"]
+    # The second read asks for no minishard index again (each was kept, one request each).
+    assert again < first and first - again >= 4, (first, again)
