@@ -63,8 +63,9 @@ ShardLocation LocateChunk(const Sharding& sharding, uint64_t chunk_id) {
   const uint64_t hash = Hash(sharding, key);
   ShardLocation loc;
   loc.minishard = LowBits(hash, sharding.minishard_bits);
-  const uint64_t shard =
-      sharding.minishard_bits >= 64 ? 0 : LowBits(hash >> sharding.minishard_bits, sharding.shard_bits);
+  const uint64_t shard = sharding.minishard_bits >= 64
+                             ? 0
+                             : LowBits(hash >> sharding.minishard_bits, sharding.shard_bits);
   char hex[17];
   std::snprintf(hex, sizeof hex, "%0*llx", (sharding.shard_bits + 3) / 4,
                 static_cast<unsigned long long>(shard));
@@ -72,8 +73,7 @@ ShardLocation LocateChunk(const Sharding& sharding, uint64_t chunk_id) {
   return loc;
 }
 
-Result<ShardRange> MinishardIndexRange(std::span<const std::byte> entry,
-                                       const Sharding& sharding) {
+Result<ShardRange> MinishardIndexRange(std::span<const std::byte> entry, const Sharding& sharding) {
   const uint64_t start = LoadLe64(entry.data());
   const uint64_t end = LoadLe64(entry.data() + 8);
   if (end < start) {

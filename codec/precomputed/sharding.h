@@ -49,8 +49,7 @@ inline uint64_t ShardIndexBytes(const Sharding& sharding) {
 
 /// The minishard index's range from the 16 bytes of its shard index entry; size 0 for an
 /// empty minishard. kDataLoss when the entry's end precedes its start.
-Result<ShardRange> MinishardIndexRange(std::span<const std::byte> entry,
-                                       const Sharding& sharding);
+Result<ShardRange> MinishardIndexRange(std::span<const std::byte> entry, const Sharding& sharding);
 
 /// The range of chunk `chunk_id` in a shard file, from its (decoded) minishard index; nullopt
 /// when the minishard does not list it (a chunk never written). kDataLoss for an index that is

@@ -55,16 +55,20 @@ class PageFiles {
 
   // Page `page` of the object keyed `key` into `out` (its whole length); false when absent or
   // of another length (a page of an object that is now longer or shorter: never served).
-  bool Read(const std::string& key, uint64_t page, std::span<std::byte> out) const {
+  // Bytes [within, within + out.size()) of the page file, which must hold `page_size` bytes
+  // (a file of another size is not a page this cache wrote whole): read straight into `out`.
+  bool Read(const std::string& key, uint64_t page, uint64_t page_size, uint64_t within,
+            std::span<std::byte> out) const {
     const std::string path = PagePath(key, page);
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       return false;
     struct stat st;
-    bool ok = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == out.size();
+    bool ok = fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == page_size;
     size_t got = 0;
     while (ok && got < out.size()) {
-      const ssize_t n = pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(got));
+      const ssize_t n =
+          pread(fd, out.data() + got, out.size() - got, static_cast<off_t>(within + got));
       ok = n > 0;
       got += ok ? static_cast<size_t>(n) : 0;
     }
@@ -185,18 +189,17 @@ class CachedSource final : public ByteSource {
     const uint64_t page_bytes = pages_->options().page_bytes;
     const uint64_t first = offset / page_bytes;
     const uint64_t last = (offset + out.size() - 1) / page_bytes;
-    // Pages from the cache straight into `out` where they lie whole in it, else via a buffer.
+    // From each cached page, the part of it `out` covers, straight into `out`.
     std::vector<uint64_t> missing;
-    std::vector<std::byte> page;
     for (uint64_t p = first; p <= last; ++p) {
       const uint64_t lo = p * page_bytes;
       const uint64_t hi = std::min(lo + page_bytes, size);
-      page.resize(static_cast<size_t>(hi - lo));
-      if (pages_->Read(key_, p, page)) {
-        CopyOut(lo, page, offset, out);
-      } else {
+      const uint64_t from = std::max(lo, offset);
+      const uint64_t to = std::min<uint64_t>(hi, offset + out.size());
+      const std::span<std::byte> part =
+          out.subspan(static_cast<size_t>(from - offset), static_cast<size_t>(to - from));
+      if (!pages_->Read(key_, p, hi - lo, from - lo, part))
         missing.push_back(p);
-      }
     }
     if (missing.empty()) {
       done(Status::Ok());
