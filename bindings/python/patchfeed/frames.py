@@ -139,9 +139,11 @@ class NdArray:
 def open_array(path: str, io: str = "mmap", level: int = 0,
                storage_options: Mapping[str, Any] | None = None) -> NdArray:
     """Opens a `.b2nd` file or sparse frame directory, a zarr v2 or v3 array (a directory with
-    `.zarray` or `zarr.json`), or an OME-Zarr image group: its level `level` (0: the highest
-    resolution; or open `<group>/<path>` directly). `io` applies to local `.b2nd` files; zarr
-    chunk files are always read with positional reads.
+    `.zarray` or `zarr.json`), an OME-Zarr image group: its level `level` (0: the highest
+    resolution; or open `<group>/<path>` directly), or a Neuroglancer precomputed layer (a
+    directory with `info`): its scale `level`, as (C, z, y, x) (docs/precomputed.md). `io`
+    applies to local `.b2nd` files; zarr and precomputed chunk files are always read with
+    positional reads.
 
     `path` may be a URL: `s3://bucket/key`, `gs://bucket/key`, `https://host/path`
     (docs/storage.md). `storage_options` says what the environment does not, with fsspec's
