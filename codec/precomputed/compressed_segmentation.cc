@@ -19,6 +19,47 @@ bool ValidBits(uint32_t bits) {
   return bits == 0 || bits == 1 || bits == 2 || bits == 4 || bits == 8 || bits == 16 || bits == 32;
 }
 
+// One block's encoded indexes and its table, both checked to lie in the chunk (the table's
+// end is the chunk's: its length is not stored).
+struct BlockCode {
+  const std::byte* values;
+  uint32_t bits;
+  const std::byte* table;
+  uint64_t table_entries;
+};
+
+// Voxels first .. first + n - 1 (in the block's order) to `out`, `stride` bytes apart; false
+// when an index passes the table.
+template <typename T>
+bool DecodeRow(const BlockCode& code, uint64_t first, int64_t n, std::byte* out, int64_t stride) {
+  const auto value = [&](uint64_t index) {
+    T v;
+    std::memcpy(&v, code.table + index * sizeof(T), sizeof(T));
+    return v;
+  };
+  if (code.bits == 0) {
+    if (code.table_entries == 0)
+      return false;
+    const T v = value(0);
+    for (int64_t x = 0; x < n; ++x)
+      std::memcpy(out + x * stride, &v, sizeof(T));
+    return true;
+  }
+  const uint32_t bits = code.bits;
+  const uint32_t mask = bits == 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
+  uint64_t bit = first * bits;
+  for (int64_t x = 0; x < n; ++x, bit += bits) {
+    uint32_t word;
+    std::memcpy(&word, code.values + 4 * (bit / 32), 4);  // little-endian, as stored
+    const uint32_t index = (word >> (bit % 32)) & mask;
+    if (index >= code.table_entries)
+      return false;
+    const T v = value(index);
+    std::memcpy(out + x * stride, &v, sizeof(T));
+  }
+  return true;
+}
+
 }  // namespace
 
 Status DecodeCompressedSegmentation(std::span<const std::byte> chunk, int64_t itemsize,
@@ -69,27 +110,23 @@ Status DecodeCompressedSegmentation(std::span<const std::byte> chunk, int64_t it
           from[d] = std::max(lo[d], b[d] * block[d]);
           to[d] = std::min(hi[d], (b[d] + 1) * block[d]);
         }
-        const uint32_t mask = bits == 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
+        const BlockCode code{chunk.data() + 4 * values, bits, chunk.data() + 4 * table,
+                             table_entries};
         for (int64_t z = from[2]; z < to[2]; ++z) {
           for (int64_t y = from[1]; y < to[1]; ++y) {
-            std::byte* row = out.data + (y - lo[1]) * out.stride[1] + (z - lo[2]) * out.stride[2];
-            for (int64_t x = from[0]; x < to[0]; ++x) {
-              uint64_t index = 0;
-              if (bits != 0) {
-                const auto i = static_cast<uint64_t>(
-                    (x - b[0] * block[0]) +
-                    block[0] * ((y - b[1] * block[1]) + block[1] * (z - b[2] * block[2])));
-                const uint64_t bit = i * bits;
-                index = (Word(chunk, values + bit / 32) >> (bit % 32)) & mask;
-              }
-              if (index >= table_entries) {
-                return DataLossError(StrCat("compressed_segmentation: block ", number,
-                                            " of channel ", channel, ": index ", index,
-                                            " passes its table"));
-              }
-              std::memcpy(row + (x - lo[0]) * out.stride[0],
-                          chunk.data() + 4 * (table + index * value_words),
-                          static_cast<size_t>(itemsize));
+            std::byte* row = out.data + (y - lo[1]) * out.stride[1] + (z - lo[2]) * out.stride[2] +
+                             (from[0] - lo[0]) * out.stride[0];
+            // The row's first voxel in the block's x-fastest order.
+            const auto first = static_cast<uint64_t>(
+                (from[0] - b[0] * block[0]) +
+                block[0] * ((y - b[1] * block[1]) + block[1] * (z - b[2] * block[2])));
+            const bool ok =
+                itemsize == 4
+                    ? DecodeRow<uint32_t>(code, first, to[0] - from[0], row, out.stride[0])
+                    : DecodeRow<uint64_t>(code, first, to[0] - from[0], row, out.stride[0]);
+            if (!ok) {
+              return DataLossError(StrCat("compressed_segmentation: block ", number, " of channel ",
+                                          channel, ": an index passes its table"));
             }
           }
         }
