@@ -310,3 +310,24 @@ def test_sharded_layer_over_s3_keeps_its_minishard_indexes(tmp_path, seaweed, s3
     again = proxy.stats()["requests"]["GET"]
     # The second read asks for no minishard index again (each was kept, one request each).
     assert again < first and first - again >= 4, (first, again)
+
+
+def test_convert_writes_precomputed_cases_as_b2nd(tmp_path):
+    from patchfeed.convert import convert
+
+    image = _view(_write_layer(tmp_path / "image", "uint16", 1, "gzip", seed=3))
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="segmentation", data_type="uint32",
+        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
+        chunk_size=list(CHUNK), volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
+    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info)
+    vol.commit_info()
+    labels = np.random.default_rng(5).integers(0, 3, size=SIZE + (1,)).astype(np.uint32)
+    vol[vol.bounds] = labels
+    report = convert([{"image": str(tmp_path / "image"), "label": str(tmp_path / "seg"),
+                       "id": "vol1"}], tmp_path / "out", image_dtype="float32", progress=False)
+    assert report.converted == ["vol1"]
+    got = patchfeed.open_array(str(tmp_path / "out" / "vol1.b2nd"))[...]
+    assert np.array_equal(got, image.astype(np.float32))
+    seg = patchfeed.open_array(str(tmp_path / "out" / "vol1_seg.b2nd"))[...]
+    assert np.array_equal(seg, _view(labels).astype(np.int16))

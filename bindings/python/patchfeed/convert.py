@@ -414,8 +414,8 @@ def convert(inputs: Any, out_dir: PathLike, *, labels: PathLike | None = None,
     settings = _make_settings(patch_size, chunks, blocks, codec, clevel, filters, image_dtype,
                               label_dtype, has_labels, level, normalize)
     if settings.level != 0 and not has_ome_image(cases):
-        raise ConvertError(f"level={settings.level} selects an OME-Zarr image's resolution, and "
-                           f"none of the inputs is an OME-Zarr image")
+        raise ConvertError(f"level={settings.level} selects an OME-Zarr image's resolution or a "
+                           f"precomputed layer's scale, and no input is either")
     _check_out_dir(out, cases)
     os.makedirs(out, exist_ok=True)
     manifest = Manifest(out)

@@ -18,10 +18,14 @@ Inputs (`inputs` of `convert` and `find_cases`):
     the first image's without a trailing `_0000`). Plain paths in the list are images;
   * a `.json` file holding such a list, or a dict with it under "training" (the Medical
     Segmentation Decathlon's and MONAI's `dataset.json`); paths are relative to the file;
-  * one `.nii`/`.nii.gz`/`.npy` file, zarr array or OME-Zarr image: one case.
+  * one `.nii`/`.nii.gz`/`.npy` file, zarr array, OME-Zarr image or Neuroglancer precomputed
+    layer (a folder with `info`, as cloud-volume writes it): one case. Precomputed layers are
+    also accepted wherever a list or JSON file names an image or label.
 
 Readers: nibabel for NIfTI, NumPy for `.npy`, patchfeed's own `open_array` for zarr v2 and v3
-arrays (sharded or not) and OME-Zarr images, of which `level` picks the resolution (0: full).
+arrays (sharded or not), OME-Zarr images and precomputed layers, of which `level` picks the
+resolution (0: full) or the scale. A precomputed layer reads as (C, z, y, x)
+(docs/precomputed.md).
 
 Axes: arrays keep the axis order their reader gives; nothing is reoriented or resampled. For
 NIfTI that is nibabel's voxel order `np.asanyarray(img.dataobj)` (i, j, k), as MONAI's and
@@ -51,7 +55,7 @@ EXTENSIONS = (".nii.gz", ".nii", ".npy", ".zarr")
 # The label of a case in a zarr group of cases: the one of these its entry holds.
 ZARR_LABEL_NAMES = ("label", "labels", "seg")
 _CHANNEL_NAME = re.compile(r"^(?P<case>.+)_(?P<channel>\d{4})$")
-_SUPPORTED = ".nii, .nii.gz, .npy and zarr (v2, v3, OME-Zarr)"
+_SUPPORTED = ".nii, .nii.gz, .npy, zarr (v2, v3, OME-Zarr) and precomputed layers"
 
 
 class ConvertError(ValueError):
@@ -122,8 +126,16 @@ def _is_zarr(path: str) -> bool:
     return path.rstrip("/").endswith(".zarr") or zarr_node(path) is not None
 
 
+def _is_precomputed(path: str) -> bool:
+    """A Neuroglancer precomputed layer: a folder with an `info` (and no zarr metadata)."""
+    return (os.path.isdir(path) and os.path.isfile(os.path.join(path, "info"))
+            and zarr_node(path) is None)
+
+
 def has_ome_image(cases: Sequence[Case]) -> bool:
-    return any(zarr_node(p) == "ome" for c in cases for p in c.paths if os.path.isdir(p))
+    """Whether an input has levels to choose from: an OME-Zarr image or a precomputed layer."""
+    return any(zarr_node(p) == "ome" or _is_precomputed(p)
+               for c in cases for p in c.paths if os.path.isdir(p))
 
 
 # ---- finding cases ------------------------------------------------------------------------
@@ -135,7 +147,7 @@ def find_cases(inputs: Any, labels: PathLike | None = None) -> list[Case]:
         path = os.fspath(inputs)
         _check_exists(path)
         node = zarr_node(path) if os.path.isdir(path) else None
-        folder = os.path.isdir(path) and not _is_zarr(path)
+        folder = os.path.isdir(path) and not _is_zarr(path) and not _is_precomputed(path)
         if labels is not None and not folder:
             raise ConvertError("labels= goes with a folder of images; a list, JSON file or zarr "
                                "group names each case's label")
@@ -375,7 +387,7 @@ def _cases_from_list(items: Sequence[Any], base_dir: str | None) -> list[Case]:
         for p in images + ([label] if label else []):
             _check_exists(p)
             if _strip_extension(os.path.basename(p.rstrip("/"))) is None and not (
-                    os.path.isdir(p) and zarr_node(p) is not None):
+                    os.path.isdir(p) and (zarr_node(p) is not None or _is_precomputed(p))):
                 raise ConvertError(f"{p}: unsupported file type (convert reads {_SUPPORTED})")
         cases.append(Case(str(item.get("id") or _derived_id(images, label)), tuple(images), label))
     return cases
@@ -416,6 +428,8 @@ def _format(path: str) -> str:
         return "nifti"
     if name.endswith(".npy"):
         return "npy"
+    if _is_precomputed(path):
+        return "precomputed"
     if _is_zarr(path):
         return "zarr"
     raise ConvertError(f"{path}: unsupported file type (convert reads {_SUPPORTED})")
@@ -430,8 +444,8 @@ def _open_source(path: str, level: int) -> Any:
             return _nibabel().load(path).dataobj
         if fmt == "npy":
             return np.load(path, mmap_mode="r")
-        ome = os.path.isdir(path) and zarr_node(path) == "ome"
-        return open_array(path, level=level if ome else 0)
+        leveled = fmt == "precomputed" or (os.path.isdir(path) and zarr_node(path) == "ome")
+        return open_array(path, level=level if leveled else 0)
     except (ImportError, ConvertError):
         raise
     except Exception as e:  # nibabel's ImageFileError, patchfeed's zarr errors, a bad .npy header
