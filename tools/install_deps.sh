@@ -12,7 +12,7 @@ if [[ $(id -u) -ne 0 ]]; then sudo_cmd="sudo"; fi
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config liblz4-dev libzstd-dev zlib1g-dev
           libdeflate-dev libtbb-dev libeigen3-dev nlohmann-json3-dev libisal-dev liburing-dev ccache
-          libcurl4-openssl-dev libmurmurhash-dev)
+          libcurl4-openssl-dev libmurmurhash-dev libjpeg62-turbo-dev)
 if (( with_tests )); then
   apt_pkgs+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev clang clang-format fuse3 libfuse3-dev)
   # make pip-test builds the wheel into a venv (Debian's python3 needs python3-venv for it).

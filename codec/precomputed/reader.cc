@@ -8,6 +8,7 @@
 
 #include "codec/internal/nd_copy.h"
 #include "codec/precomputed/compressed_segmentation.h"
+#include "codec/precomputed/jpeg_chunk.h"
 #include "codec/precomputed/sharding.h"
 #include "common/str_cat.h"
 
@@ -103,10 +104,16 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
     return DataLossError(StrCat(r.path_, ": compressed_segmentation of ", r.info_.data_type,
                                 " (it encodes uint32 and uint64 only)"));
   }
-  if (s.kind != Encoding::kRaw && s.kind != Encoding::kCompressedSegmentation) {
-    return UnimplementedError(
-        StrCat(r.path_, ": encoding '", s.encoding, "'",
-               " (patchfeed reads raw and compressed_segmentation precomputed chunks so far)"));
+  if (s.kind == Encoding::kJpeg &&
+      (r.info_.itemsize != 1 || (r.info_.num_channels != 1 && r.info_.num_channels != 3))) {
+    return DataLossError(StrCat(r.path_, ": jpeg chunks of ", r.info_.num_channels, " channels of ",
+                                r.info_.data_type, " (jpeg holds 1 or 3 channels of uint8)"));
+  }
+  if (s.kind != Encoding::kRaw && s.kind != Encoding::kCompressedSegmentation &&
+      s.kind != Encoding::kJpeg) {
+    return UnimplementedError(StrCat(
+        r.path_, ": encoding '", s.encoding, "'",
+        " (patchfeed reads raw, compressed_segmentation and jpeg precomputed chunks so far)"));
   }
   const int64_t c = r.info_.num_channels;
   const std::vector<int64_t> shape = {c, s.size[2], s.size[1], s.size[0]};
@@ -282,7 +289,11 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     raw_bytes *= extent[i];
   }
   const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
-  const int64_t max_bytes = segmentation ? MaxSegmentationBytes(extent) : raw_bytes;
+  const bool jpeg = scale().kind == Encoding::kJpeg;
+  // What a chunk can take once gunzipped: a JPEG of noise may be larger than the voxels.
+  const int64_t max_bytes = segmentation ? MaxSegmentationBytes(extent)
+                            : jpeg       ? 2 * raw_bytes + 65536
+                                         : raw_bytes;
   const storage::Store& store = scratch.store != nullptr ? *scratch.store : *store_;
   std::string where;
   PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
@@ -293,8 +304,20 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, zero);
     return Status::Ok();
   }
-  PATCHFEED_ASSIGN_OR_RETURN(const std::span<const std::byte> chunk,
-                             Decoded(*stored, max_bytes, scratch), where);
+  std::span<const std::byte> chunk;
+  if (jpeg) {
+    std::span<const std::byte> image = *stored;
+    if (scale().sharding.has_value() && scale().sharding->data_gzip) {
+      PATCHFEED_ASSIGN_OR_RETURN(
+          image, Gunzip(image, max_bytes, false, scratch.streams, scratch.whole), where);
+    }
+    scratch.stage.resize(static_cast<size_t>(raw_bytes));
+    PATCHFEED_RETURN_IF_ERROR(
+        DecodeJpegChunk(image, {extent[3], extent[2], extent[1]}, extent[0], scratch.stage), where);
+    chunk = scratch.stage;
+  } else {
+    PATCHFEED_ASSIGN_OR_RETURN(chunk, Decoded(*stored, max_bytes, scratch), where);
+  }
   if (segmentation) {
     const Vec3 size = {extent[3], extent[2], extent[1]};
     const Vec3 lo = {piece.lo[3] - piece.origin[3], piece.lo[2] - piece.origin[2],

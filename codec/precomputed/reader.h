@@ -17,8 +17,9 @@
 /// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
 /// as zeros, as cloud-volume's fill_missing does. Sharded scales (sharding.h) read the shard
 /// index entry, the minishard index (kept by a remote store per shard version) and the chunk's
-/// bytes alone. Encodings raw and compressed_segmentation (compressed_segmentation.h: only the
-/// blocks a box touches are decoded) are read; others are kUnimplemented naming them. Every size in
+/// bytes alone. Encodings raw, compressed_segmentation (compressed_segmentation.h: only the
+/// blocks a box touches are decoded) and jpeg (jpeg_chunk.h) are read; others are
+/// kUnimplemented naming them. Every size in
 /// the layer is untrusted: a chunk file whose bytes do not decode to exactly its voxels is
 /// kDataLoss naming the file.
 

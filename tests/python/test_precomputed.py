@@ -331,3 +331,51 @@ def test_convert_writes_precomputed_cases_as_b2nd(tmp_path):
     assert np.array_equal(got, image.astype(np.float32))
     seg = patchfeed.open_array(str(tmp_path / "out" / "vol1_seg.b2nd"))[...]
     assert np.array_equal(seg, _view(labels).astype(np.int16))
+
+
+def smooth_written(smooth: np.ndarray, channels: int) -> np.ndarray:
+    return np.broadcast_to(smooth, SIZE + (channels,)).astype(int)
+
+
+@pytest.mark.parametrize("channels", [1, 3])
+def test_jpeg_chunks_equal_a_libjpeg_decode(tmp_path, channels):
+    info = CloudVolume.create_new_info(
+        num_channels=channels, layer_type="image", data_type="uint8", encoding="jpeg",
+        resolution=[4, 4, 40], voxel_offset=list(OFFSET), chunk_size=list(CHUNK),
+        volume_size=list(SIZE))
+    vol = CloudVolume(f"file://{tmp_path / 'jpeg'}", info=info, compress=False)
+    vol.commit_info()
+    x = np.arange(SIZE[0])[:, None, None, None]
+    smooth = (120 + 60 * np.sin(x / 5.0) * np.cos(np.arange(SIZE[1])[None, :, None, None] / 4.0)
+              + 10 * np.arange(channels)).astype(np.uint8)
+    vol[vol.bounds] = np.broadcast_to(smooth, SIZE + (channels,)).copy()
+    # JPEG is lossy, so the reference is a decoder's output, not the voxels written: cloud-volume's
+    # (libjpeg-turbo through simplejpeg) for one channel; for three, tensorstore's, because
+    # cloud-volume 12.15 reads the interleaved pixels back in the wrong order (its encoder writes
+    # Neuroglancer's layout, pixel (z * y_size + y, x) holding the channels; its decoder
+    # reshapes the interleaved bytes as if channel-major: every channel comes back a mix).
+    if channels == 1:
+        reference = np.asarray(CloudVolume(f"file://{tmp_path / 'jpeg'}")[vol.bounds])
+    else:
+        ts = pytest.importorskip("tensorstore")
+        reference = np.asarray(ts.open({"driver": "neuroglancer_precomputed",
+                                        "kvstore": f"file://{tmp_path / 'jpeg'}"}).result()
+                               .read().result())
+    arr = patchfeed.open_array(str(tmp_path / "jpeg"))
+    _assert_boxes_equal(arr, _view(reference), seed=8)
+    # The decode is close to what was written (JPEG at cloud-volume's quality 85).
+    assert np.abs(arr[...].astype(int) - _view(smooth_written(smooth, channels))).max() < 12
+
+
+def test_a_damaged_jpeg_chunk_is_a_named_error(tmp_path):
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="image", data_type="uint8", encoding="jpeg",
+        resolution=[4, 4, 40], voxel_offset=[0, 0, 0], chunk_size=[16, 16, 4],
+        volume_size=[16, 16, 4])
+    vol = CloudVolume(f"file://{tmp_path / 'jpeg'}", info=info, compress=False)
+    vol.commit_info()
+    vol[vol.bounds] = np.full((16, 16, 4, 1), 77, np.uint8)
+    chunk = next((tmp_path / "jpeg" / "4_4_40").iterdir())
+    chunk.write_bytes(chunk.read_bytes()[:40])
+    with pytest.raises(Exception, match=f"{chunk.name}.*jpeg"):
+        patchfeed.open_array(str(tmp_path / "jpeg"))[...]
