@@ -112,6 +112,7 @@ ZARR_READ_FUZZ_RUNS ?= 40000
 S3_ANSWER_FUZZ_RUNS ?= 200000
 PRECOMPUTED_INFO_FUZZ_RUNS ?= 200000
 CSEG_FUZZ_RUNS ?= 200000
+MINISHARD_FUZZ_RUNS ?= 200000
 FUZZ_SEED ?= 1
 fuzz: test-deps
 	CC=clang CXX=clang++ $(CMAKE) -S . -B build/fuzz $(GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -119,7 +120,7 @@ fuzz: test-deps
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target patchfeed_chunk_fuzzer patchfeed_frame_fuzzer \
 	  patchfeed_zarr_meta_fuzzer patchfeed_zarr_v3_meta_fuzzer patchfeed_zarr_read_fuzzer \
 	  patchfeed_s3_answer_fuzzer patchfeed_precomputed_info_fuzzer \
-	  patchfeed_compressed_segmentation_fuzzer
+	  patchfeed_compressed_segmentation_fuzzer patchfeed_minishard_index_fuzzer
 	rm -rf build/fuzz/corpus && mkdir -p build/fuzz/corpus && \
 	  cp tests/codec/testdata/golden/*.chunk tests/fuzz/chunk_regressions/* build/fuzz/corpus/
 	build/fuzz/tests/fuzz/patchfeed_chunk_fuzzer -max_total_time=$(FUZZ_SECONDS) \
@@ -159,6 +160,10 @@ fuzz: test-deps
 	build/fuzz/tests/fuzz/patchfeed_compressed_segmentation_fuzzer \
 	  -max_total_time=$(FUZZ_SECONDS) -runs=$(CSEG_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=8192 \
 	  -print_final_stats=1 build/fuzz/compressed_segmentation_corpus
+	rm -rf build/fuzz/minishard_index_corpus && cp -r tests/fuzz/minishard_index_corpus build/fuzz/
+	build/fuzz/tests/fuzz/patchfeed_minishard_index_fuzzer -max_total_time=$(FUZZ_SECONDS) \
+	  -runs=$(MINISHARD_FUZZ_RUNS) -seed=$(FUZZ_SEED) -max_len=4096 -print_final_stats=1 \
+	  build/fuzz/minishard_index_corpus
 
 bench: test-deps
 	$(CMAKE) -S . -B build/bench $(GEN) -DCMAKE_BUILD_TYPE=Release -DPATCHFEED_BUILD_TESTS=OFF \

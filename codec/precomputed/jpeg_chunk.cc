@@ -1,12 +1,12 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/precomputed/jpeg_chunk.h"
 
+#include <jpeglib.h>
+
 #include <csetjmp>
 #include <cstdio>
 #include <string_view>
 #include <vector>
-
-#include <jpeglib.h>
 
 #include "common/str_cat.h"
 
@@ -77,8 +77,8 @@ Status DecodeJpegChunk(std::span<const std::byte> jpeg, const Vec3& size, int64_
     return InvalidArgumentError("jpeg chunk: the output is not the chunk's size");
   // Interleaved components as decoded (z, y, x, c); one channel is already the raw layout.
   std::vector<unsigned char> interleaved(channels == 1 ? 0 : out.size());
-  unsigned char* pixels = channels == 1 ? reinterpret_cast<unsigned char*>(out.data())
-                                        : interleaved.data();
+  unsigned char* pixels =
+      channels == 1 ? reinterpret_cast<unsigned char*>(out.data()) : interleaved.data();
   ErrorManager err;
   const char* failed = Decode(jpeg, size, static_cast<int>(channels), pixels, &err);
   if (std::string_view(failed) == "size") {

@@ -1,0 +1,134 @@
+// Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
+// Neuroglancer precomputed's parts that stand alone: the compressed Morton code and shard
+// location of a chunk, minishard index decoding, compressed_segmentation with two channels (a
+// layout cloud-volume does not write), and the errors damaged ones give. The formats' writers
+// (cloud-volume, tensorstore) are exercised end to end in tests/python/test_precomputed.py.
+
+#include <cstdint>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "codec/precomputed/compressed_segmentation.h"
+#include "codec/precomputed/sharding.h"
+#include "tests/testutil/status_matchers.h"
+
+namespace patchfeed::codec::precomputed {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::byte> Words(std::initializer_list<uint64_t> values, int bytes_each) {
+  std::vector<std::byte> out;
+  for (const uint64_t v : values) {
+    for (int i = 0; i < bytes_each; ++i)
+      out.push_back(static_cast<std::byte>(v >> (8 * i)));
+  }
+  return out;
+}
+
+TEST(PrecomputedShardingTest, MortonCodesInterleaveOnlyTheBitsEachAxisNeeds) {
+  EXPECT_EQ(CompressedMortonCode({1, 0, 0}, {4, 4, 4}), 1u);
+  EXPECT_EQ(CompressedMortonCode({0, 1, 0}, {4, 4, 4}), 2u);
+  EXPECT_EQ(CompressedMortonCode({0, 0, 1}, {4, 4, 4}), 4u);
+  EXPECT_EQ(CompressedMortonCode({1, 1, 1}, {4, 4, 4}), 7u);
+  EXPECT_EQ(CompressedMortonCode({2, 0, 0}, {4, 4, 4}), 8u);
+  // x needs 1 bit, y 2, z none: x0 y0 y1.
+  EXPECT_EQ(CompressedMortonCode({1, 3, 0}, {2, 4, 1}), 7u);
+  EXPECT_EQ(CompressedMortonCode({0, 2, 0}, {2, 4, 1}), 4u);
+}
+
+TEST(PrecomputedShardingTest, ChunksGoToTheShardAndMinishardTheirHashSays) {
+  Sharding s;
+  s.preshift_bits = 1;
+  s.minishard_bits = 2;
+  s.shard_bits = 3;
+  // Identity hash: key 0b101101 (the id without its low bit): minishard 0b01, shard 0b011.
+  ShardLocation loc = LocateChunk(s, 0b1011011);
+  EXPECT_EQ(loc.minishard, 1u);
+  EXPECT_EQ(loc.shard_file, "3.shard");
+  s.shard_bits = 9;  // three hex digits, zero-padded
+  loc = LocateChunk(s, 0b1011011);
+  EXPECT_EQ(loc.shard_file, "00b.shard");
+  EXPECT_EQ(ShardIndexBytes(s), 64u);
+}
+
+TEST(PrecomputedShardingTest, MinishardIndexesAreDeltaCoded) {
+  Sharding s;
+  s.minishard_bits = 1;  // the shard index is 32 bytes: offsets count from there
+  // Chunks 3, 7 and 20 of 10, 5 and 8 bytes; chunk 7 starts 4 bytes after chunk 3 ends.
+  const std::vector<std::byte> index = Words({3, 4, 13, 0, 4, 0, 10, 5, 8}, 8);
+  ASSERT_OK_AND_ASSIGN(auto found, FindChunk(index, s, 3));
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->offset, 32u);
+  EXPECT_EQ(found->size, 10u);
+  ASSERT_OK_AND_ASSIGN(found, FindChunk(index, s, 7));
+  EXPECT_EQ(found->offset, 32u + 14);
+  EXPECT_EQ(found->size, 5u);
+  ASSERT_OK_AND_ASSIGN(found, FindChunk(index, s, 20));
+  EXPECT_EQ(found->offset, 32u + 19);
+  ASSERT_OK_AND_ASSIGN(found, FindChunk(index, s, 5));
+  EXPECT_FALSE(found.has_value());
+
+  EXPECT_THAT(FindChunk(std::span(index).first(23), s, 3),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("not whole 24-byte entries")));
+  const std::vector<std::byte> overflowing = Words({1, ~uint64_t{0}, 10}, 8);
+  EXPECT_THAT(FindChunk(overflowing, s, 1),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("passes 2^64")));
+
+  ASSERT_OK_AND_ASSIGN(const ShardRange range, MinishardIndexRange(Words({100, 172}, 8), s));
+  EXPECT_EQ(range.offset, 132u);
+  EXPECT_EQ(range.size, 72u);
+  EXPECT_THAT(MinishardIndexRange(Words({100, 99}, 8), s),
+              StatusIs(StatusCode::kDataLoss, HasSubstr("before its start")));
+}
+
+// Two channels of a 2 x 2 x 1 uint32 chunk in one block of 2 x 2 x 1: channel 0 with 1-bit
+// indexes into the table [5, 9], channel 1 all 42 (0 bits).
+std::vector<std::byte> TwoChannelChunk(uint32_t bits0 = 1) {
+  return Words({2, 7,                              // channel offsets (words)
+                3 | (uint64_t{bits0} << 24), 2,    // channel 0: table at +3, values at +2
+                0b0110, 5, 9,                      // indexes 0 1 1 0, table
+                2, 2, 42},                         // channel 1: table at +2, no indexes
+               4);
+}
+
+std::vector<uint32_t> Decode(const std::vector<std::byte>& chunk, int64_t channel,
+                             Status* status) {
+  std::vector<uint32_t> out(4, 0);
+  VoxelsOut view;
+  view.data = reinterpret_cast<std::byte*>(out.data());
+  view.stride = {4, 8, 16};
+  *status = DecodeCompressedSegmentation(chunk, 4, {2, 2, 1}, {2, 2, 1}, channel, {0, 0, 0},
+                                         {2, 2, 1}, view);
+  return out;
+}
+
+TEST(CompressedSegmentationTest, DecodesEachChannelThroughItsTable) {
+  Status status;
+  EXPECT_THAT(Decode(TwoChannelChunk(), 0, &status), ::testing::ElementsAre(5, 9, 9, 5));
+  EXPECT_OK(status);
+  EXPECT_THAT(Decode(TwoChannelChunk(), 1, &status), ::testing::ElementsAre(42, 42, 42, 42));
+  EXPECT_OK(status);
+}
+
+TEST(CompressedSegmentationTest, DamagedChunksAreNamedErrors) {
+  Status status;
+  (void)Decode(TwoChannelChunk(3), 0, &status);
+  EXPECT_THAT(status, StatusIs(StatusCode::kDataLoss, HasSubstr("3 bits per index")));
+  std::vector<std::byte> cut = TwoChannelChunk();
+  cut.resize(4 * 8);  // channel 1's table is gone
+  (void)Decode(cut, 1, &status);
+  EXPECT_THAT(status, StatusIs(StatusCode::kDataLoss, HasSubstr("pass")));
+  (void)Decode(TwoChannelChunk(), 5, &status);
+  EXPECT_THAT(status, StatusIs(StatusCode::kDataLoss, HasSubstr("channel 5")));
+  // An index past the table: channel 0's table shortened to one entry by the chunk's end.
+  std::vector<std::byte> short_table = TwoChannelChunk();
+  short_table.resize(4 * 6);
+  (void)Decode(short_table, 0, &status);
+  EXPECT_THAT(status, StatusIs(StatusCode::kDataLoss, HasSubstr("passes its table")));
+}
+
+}  // namespace
+}  // namespace patchfeed::codec::precomputed
