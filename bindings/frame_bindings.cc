@@ -14,6 +14,7 @@
 #include "bindings/storage_store.h"
 #include "codec/array_reader.h"
 #include "codec/frame_writer.h"
+#include "codec/precomputed/reader.h"
 #include "common/byte_size.h"
 
 namespace py = pybind11;
@@ -153,6 +154,20 @@ void RegisterFrames(py::module_& m) {
       .def_property_readonly("itemsize", [](const PyArray& a) { return a.reader().itemsize(); })
       .def("read_box", &PyArray::ReadBox, py::arg("start"), py::arg("stop"), py::arg("pad") = 0.0,
            "Reads [start, stop) (may cross the border) as a C-ordered bytearray.");
+  m.def(
+      "precomputed_scale",
+      [](const std::string& layer, const std::string& selector, const py::object& store) {
+        const std::shared_ptr<const storage::Store> s = StoreOr(store, layer);
+        Result<int> index = InternalError("not run");
+        {
+          py::gil_scoped_release release;
+          Result<codec::precomputed::Info> info = codec::precomputed::ReadInfo(layer, *s);
+          index = info.ok() ? codec::precomputed::FindScale(*info, selector) : info.status();
+        }
+        return ValueOrThrow(std::move(index));
+      },
+      py::arg("layer"), py::arg("selector"), py::arg("store") = py::none(),
+      "The index of a precomputed layer's scale named by key or resolution (\"8,8,40\").");
   m.def("write_b2nd", &WriteB2nd, py::arg("path"), py::arg("data"), py::arg("shape"),
         py::arg("dtype"), py::arg("chunks"), py::arg("blocks"), py::arg("codec") = "zstd",
         py::arg("clevel") = 5, py::arg("filters") = std::vector<std::string>{"shuffle"},

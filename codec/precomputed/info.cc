@@ -2,6 +2,7 @@
 #include "codec/precomputed/info.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <utility>
 
@@ -208,6 +209,41 @@ Result<Info> ParseInfo(std::string_view json) {
     info.scales.push_back(std::move(scale));
   }
   return info;
+}
+
+Result<int> FindScale(const Info& info, std::string_view selector) {
+  for (size_t i = 0; i < info.scales.size(); ++i) {
+    if (info.scales[i].key == selector)
+      return static_cast<int>(i);
+  }
+  // A resolution: three numbers separated by commas.
+  std::array<double, 3> want{};
+  size_t parsed = 0;
+  std::string_view rest = selector;
+  while (parsed < 3 && !rest.empty()) {
+    const size_t comma = rest.find(',');
+    const std::string part(rest.substr(0, comma));
+    char* end = nullptr;
+    want[parsed] = std::strtod(part.c_str(), &end);
+    if (part.empty() || end != part.c_str() + part.size())
+      break;
+    ++parsed;
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
+  if (parsed == 3 && rest.empty()) {
+    for (size_t i = 0; i < info.scales.size(); ++i) {
+      bool same = true;
+      for (size_t d = 0; d < 3; ++d)
+        same &= std::abs(info.scales[i].resolution[d] - want[d]) <= 1e-3 * std::abs(want[d]);
+      if (same)
+        return static_cast<int>(i);
+    }
+  }
+  std::string keys;
+  for (const Scale& s : info.scales)
+    keys += (keys.empty() ? "" : ", ") + Quoted(s.key);
+  return NotFoundError(
+      StrCat("no scale with key or resolution ", Quoted(selector), " (the scales: ", keys, ")"));
 }
 
 ChunkBounds ChunkBoundsAt(const Scale& scale, const Vec3& index) {

@@ -68,6 +68,11 @@ struct Info {
 /// Parses and validates an `info` document.
 Result<Info> ParseInfo(std::string_view json);
 
+/// The index of the scale `selector` names: its key ("8_8_40"), or its resolution as three
+/// comma-separated numbers ("8,8,40", matched within 0.1 %). kNotFound listing the keys when no
+/// scale matches.
+Result<int> FindScale(const Info& info, std::string_view selector);
+
 /// The chunk at grid position `index` (x, y, z) of `scale`: its first voxel and one past its
 /// last, in the scale's coordinates (voxel_offset included), clipped to the volume.
 struct ChunkBounds {

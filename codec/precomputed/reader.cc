@@ -76,19 +76,22 @@ bool IsPrecomputedLayer(const std::string& path, const storage::Store& store) {
   return kind.ok() && *kind == storage::EntryKind::kFile;
 }
 
+Result<Info> ReadInfo(const std::string& layer, const storage::Store& store) {
+  const std::string info_path = storage::JoinPath(layer, "info");
+  PATCHFEED_ASSIGN_OR_RETURN(const std::string text,
+                             storage::ReadSmallFile(store, info_path, kMaxInfoBytes));
+  Result<Info> info = ParseInfo(text);
+  if (!info.ok())
+    return info.status().WithContext(info_path);
+  return info;
+}
+
 Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
                                                   std::shared_ptr<const storage::Store> store,
                                                   int scale) {
   const std::string info_path = storage::JoinPath(layer, "info");
-  PATCHFEED_ASSIGN_OR_RETURN(const std::string text,
-                             storage::ReadSmallFile(*store, info_path, kMaxInfoBytes));
   PrecomputedReader r;
-  {
-    Result<Info> info = ParseInfo(text);
-    if (!info.ok())
-      return info.status().WithContext(info_path);
-    r.info_ = std::move(*info);
-  }
+  PATCHFEED_ASSIGN_OR_RETURN(r.info_, ReadInfo(layer, *store));
   if (scale < 0 || static_cast<size_t>(scale) >= r.info_.scales.size()) {
     return InvalidArgumentError(
         StrCat(layer, ": no scale ", scale, " (the info has ", r.info_.scales.size(), ")"));

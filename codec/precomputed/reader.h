@@ -38,6 +38,9 @@ namespace patchfeed::codec::precomputed {
 /// Whether `path` (a folder) holds a precomputed layer's `info`.
 bool IsPrecomputedLayer(const std::string& path, const storage::Store& store);
 
+/// The `info` of the layer in folder `layer`, parsed (errors name the file).
+Result<Info> ReadInfo(const std::string& layer, const storage::Store& store);
+
 class PrecomputedReader final : public ArrayReader {
  public:
   /// Opens scale `scale` (an index into the info's scales, 0: the finest) of the layer in

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "codec/precomputed/compressed_segmentation.h"
+#include "codec/precomputed/info.h"
 #include "codec/precomputed/sharding.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -84,18 +85,37 @@ TEST(PrecomputedShardingTest, MinishardIndexesAreDeltaCoded) {
               StatusIs(StatusCode::kDataLoss, HasSubstr("before its start")));
 }
 
+TEST(PrecomputedInfoTest, ScalesAreFoundByKeyOrResolution) {
+  ASSERT_OK_AND_ASSIGN(const Info info, ParseInfo(R"({
+    "data_type": "uint8", "num_channels": 1, "type": "image",
+    "scales": [
+      {"key": "4_4_40", "size": [64, 64, 16], "chunk_sizes": [[32, 32, 8]],
+       "encoding": "raw", "resolution": [4, 4, 40], "voxel_offset": [0, 0, 0]},
+      {"key": "8_8_40", "size": [32, 32, 16], "chunk_sizes": [[32, 32, 8]],
+       "encoding": "raw", "resolution": [8, 8, 40.0], "voxel_offset": [0, 0, 0]}]})"));
+  int index = -1;
+  ASSERT_OK_AND_ASSIGN(index, FindScale(info, "8_8_40"));
+  EXPECT_EQ(index, 1);
+  ASSERT_OK_AND_ASSIGN(index, FindScale(info, "4,4,40"));
+  EXPECT_EQ(index, 0);
+  ASSERT_OK_AND_ASSIGN(index, FindScale(info, "8.0,8,40.00001"));
+  EXPECT_EQ(index, 1);
+  EXPECT_THAT(FindScale(info, "16,16,40"),
+              StatusIs(StatusCode::kNotFound, HasSubstr("'4_4_40', '8_8_40'")));
+  EXPECT_THAT(FindScale(info, "8,8"), StatusIs(StatusCode::kNotFound, HasSubstr("8,8")));
+}
+
 // Two channels of a 2 x 2 x 1 uint32 chunk in one block of 2 x 2 x 1: channel 0 with 1-bit
 // indexes into the table [5, 9], channel 1 all 42 (0 bits).
 std::vector<std::byte> TwoChannelChunk(uint32_t bits0 = 1) {
-  return Words({2, 7,                              // channel offsets (words)
-                3 | (uint64_t{bits0} << 24), 2,    // channel 0: table at +3, values at +2
-                0b0110, 5, 9,                      // indexes 0 1 1 0, table
-                2, 2, 42},                         // channel 1: table at +2, no indexes
+  return Words({2, 7,                            // channel offsets (words)
+                3 | (uint64_t{bits0} << 24), 2,  // channel 0: table at +3, values at +2
+                0b0110, 5, 9,                    // indexes 0 1 1 0, table
+                2, 2, 42},                       // channel 1: table at +2, no indexes
                4);
 }
 
-std::vector<uint32_t> Decode(const std::vector<std::byte>& chunk, int64_t channel,
-                             Status* status) {
+std::vector<uint32_t> Decode(const std::vector<std::byte>& chunk, int64_t channel, Status* status) {
   std::vector<uint32_t> out(4, 0);
   VoxelsOut view;
   view.data = reinterpret_cast<std::byte*>(out.data());

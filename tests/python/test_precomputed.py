@@ -114,6 +114,14 @@ def test_each_scale_with_its_voxel_offset(tmp_path):
     assert arr.shape == (1,) + tuple(mip1.shape[:3])[::-1]
     _assert_boxes_equal(arr, _view(cutout), seed=5)
     _assert_boxes_equal(patchfeed.open_array(str(tmp_path / "layer")), _view(data), seed=6)
+    # The same scale by its key or its resolution.
+    key = mip1.info["scales"][1]["key"]
+    by_key = patchfeed.open_array(str(tmp_path / "layer"), scale=key)
+    by_resolution = patchfeed.open_array(str(tmp_path / "layer"), scale=(8, 8, 40))
+    assert by_key.shape == by_resolution.shape == arr.shape
+    assert np.array_equal(by_resolution[...], arr[...])
+    with pytest.raises(Exception, match=r"no scale with key or resolution '3,3,3'.*4_4_40"):
+        patchfeed.open_array(str(tmp_path / "layer"), scale=(3, 3, 3))
 
 
 def test_tensorstore_reads_the_same_voxels(tmp_path):

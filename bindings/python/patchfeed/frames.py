@@ -41,11 +41,17 @@ class NdArray:
 
     def __init__(self, path: str, io: str = "mmap", level: int = 0,
                  storage_options: Mapping[str, Any] | None = None, *,
-                 store: _core.Store | None = None) -> None:
+                 store: _core.Store | None = None,
+                 scale: str | Sequence[float] | None = None) -> None:
         self.path = str(path)
         if store is None:
             store = _core.store_for(self.path, None if storage_options is None
                                     else dict(storage_options))
+        if scale is not None:
+            if level != 0:
+                raise ValueError("give a precomputed layer's scale by level= or scale=, not both")
+            selector = scale if isinstance(scale, str) else ",".join(str(v) for v in scale)
+            level = _core.precomputed_scale(self.path, selector, store)
         self._reader = _core.ArrayReader(self.path, io, int(level), store)
         self.format = self._reader.format
         self.shape = tuple(self._reader.shape)
@@ -137,18 +143,20 @@ class NdArray:
 
 
 def open_array(path: str, io: str = "mmap", level: int = 0,
-               storage_options: Mapping[str, Any] | None = None) -> NdArray:
+               storage_options: Mapping[str, Any] | None = None, *,
+               scale: str | Sequence[float] | None = None) -> NdArray:
     """Opens a `.b2nd` file or sparse frame directory, a zarr v2 or v3 array (a directory with
     `.zarray` or `zarr.json`), an OME-Zarr image group: its level `level` (0: the highest
     resolution; or open `<group>/<path>` directly), or a Neuroglancer precomputed layer (a
-    directory with `info`): its scale `level`, as (C, z, y, x) (docs/precomputed.md). `io`
+    directory with `info`): its scale `level`, or `scale` given by key ("8_8_40") or resolution
+    ((8, 8, 40)), as (C, z, y, x) (docs/precomputed.md). `io`
     applies to local `.b2nd` files; zarr and precomputed chunk files are always read with
     positional reads.
 
     `path` may be a URL: `s3://bucket/key`, `gs://bucket/key`, `https://host/path`
     (docs/storage.md). `storage_options` says what the environment does not, with fsspec's
     names: `endpoint_url`, `anon`, `key`, `secret`, `token`, `region`, `profile`."""
-    return NdArray(path, io, level, storage_options)
+    return NdArray(path, io, level, storage_options, scale=scale)
 
 
 def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequence[int],
