@@ -387,3 +387,26 @@ def test_a_damaged_jpeg_chunk_is_a_named_error(tmp_path):
     chunk.write_bytes(chunk.read_bytes()[:40])
     with pytest.raises(Exception, match=f"{chunk.name}.*jpeg"):
         patchfeed.open_array(str(tmp_path / "jpeg"))[...]
+
+
+def test_loader_oversamples_the_foreground_of_a_segmentation_layer(tmp_path):
+    _write_layer(tmp_path / "image", "uint8", 1, "gzip", seed=1)
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="segmentation", data_type="uint32",
+        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
+        chunk_size=list(CHUNK), volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
+    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info)
+    vol.commit_info()
+    labels = np.zeros(SIZE + (1,), np.uint32)
+    labels[30:36, 20:25, 9:12] = 2**31 + 5  # one small object in a large volume
+    vol[vol.bounds] = labels
+    ds = patchfeed.Dataset.from_list(["image", "seg"],
+                                     {"vol": [str(tmp_path / "image"), str(tmp_path / "seg")]})
+    # Unsigned labels cannot hold nnU-Net's -1 padding: pad with 0.
+    with patchfeed.Loader(ds, (4, 8, 8), batch_size=4, seed=1, num_threads=2, as_numpy=True,
+                          foreground_cache_dir=str(tmp_path / "fg"), oversample_foreground=1.0,
+                          pad_values={"seg": 0}) as loader:
+        for _, batch in zip(range(3), loader):
+            assert batch["seg"].dtype == np.uint32
+            # Every sample is centred on the object (0.6 % of the volume).
+            assert all((s == 2**31 + 5).any() for s in batch["seg"])
