@@ -12,7 +12,8 @@ if [[ $(id -u) -ne 0 ]]; then sudo_cmd="sudo"; fi
 
 apt_pkgs=(build-essential cmake ninja-build pkg-config liblz4-dev libzstd-dev zlib1g-dev
           libdeflate-dev libtbb-dev libeigen3-dev nlohmann-json3-dev libisal-dev liburing-dev ccache
-          libcurl4-openssl-dev libmurmurhash-dev libjpeg62-turbo-dev)
+          libcurl4-openssl-dev libmurmurhash-dev libjpeg62-turbo-dev
+          libpng-dev)
 if (( with_tests )); then
   apt_pkgs+=(libgtest-dev libgmock-dev libbenchmark-dev pybind11-dev clang clang-format fuse3 libfuse3-dev)
   # make pip-test builds the wheel into a venv (Debian's python3 needs python3-venv for it).
@@ -52,7 +53,8 @@ if (( with_tests )); then
            monai:monai  # the batch_transform test (a MONAI transform)
            matplotlib:matplotlib  # patchfeed show, bench --plot
            aiohttp:aiohttp boto3:boto3  # the object-store test servers (tests/servers/)
-           cloudvolume:cloud-volume==12.15.2)  # writes the precomputed layers tests read
+           cloudvolume:cloud-volume==12.15.2  # writes the precomputed layers tests read
+           pyspng:pyspng-seunglab)  # cloud-volume's PNG encoder
   need=()
   for entry in "${py_pkgs[@]}"; do
     python3 -c "import ${entry%%:*}" 2>/dev/null || need+=("${entry#*:}")

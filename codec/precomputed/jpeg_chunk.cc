@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/precomputed/png_chunk.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec::precomputed {
@@ -88,10 +89,8 @@ Status DecodeJpegChunk(std::span<const std::byte> jpeg, const Vec3& size, int64_
   if (failed[0] != '\0')
     return DataLossError(StrCat("jpeg chunk: ", failed));
   if (channels == 3) {
-    for (size_t i = 0; i < voxels; ++i) {
-      for (size_t c = 0; c < 3; ++c)
-        out[c * voxels + i] = static_cast<std::byte>(interleaved[3 * i + c]);
-    }
+    InterleavedToPlanes(reinterpret_cast<const std::byte*>(interleaved.data()), voxels, 3, 1,
+                        out.data());
   }
   return Status::Ok();
 }

@@ -9,6 +9,7 @@
 #include "codec/internal/nd_copy.h"
 #include "codec/precomputed/compressed_segmentation.h"
 #include "codec/precomputed/jpeg_chunk.h"
+#include "codec/precomputed/png_chunk.h"
 #include "codec/precomputed/sharding.h"
 #include "common/str_cat.h"
 
@@ -112,11 +113,16 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
     return DataLossError(StrCat(r.path_, ": jpeg chunks of ", r.info_.num_channels, " channels of ",
                                 r.info_.data_type, " (jpeg holds 1 or 3 channels of uint8)"));
   }
-  if (s.kind != Encoding::kRaw && s.kind != Encoding::kCompressedSegmentation &&
-      s.kind != Encoding::kJpeg) {
-    return UnimplementedError(StrCat(
-        r.path_, ": encoding '", s.encoding, "'",
-        " (patchfeed reads raw, compressed_segmentation and jpeg precomputed chunks so far)"));
+  if (s.kind == Encoding::kPng &&
+      ((r.info_.itemsize != 1 && r.info_.itemsize != 2) || r.info_.num_channels > 4)) {
+    return DataLossError(StrCat(r.path_, ": png chunks of ", r.info_.num_channels, " channels of ",
+                                r.info_.data_type,
+                                " (png holds 1 to 4 channels of uint8 or uint16)"));
+  }
+  if (s.kind == Encoding::kOther) {
+    return UnimplementedError(
+        StrCat(r.path_, ": encoding '", s.encoding, "'",
+               " (patchfeed reads raw, compressed_segmentation, jpeg and png precomputed chunks)"));
   }
   const int64_t c = r.info_.num_channels;
   const std::vector<int64_t> shape = {c, s.size[2], s.size[1], s.size[0]};
@@ -293,10 +299,11 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
   }
   const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
   const bool jpeg = scale().kind == Encoding::kJpeg;
+  const bool png = scale().kind == Encoding::kPng;
   // What a chunk can take once gunzipped: a JPEG of noise may be larger than the voxels.
-  const int64_t max_bytes = segmentation ? MaxSegmentationBytes(extent)
-                            : jpeg       ? 2 * raw_bytes + 65536
-                                         : raw_bytes;
+  const int64_t max_bytes = segmentation  ? MaxSegmentationBytes(extent)
+                            : jpeg || png ? 2 * raw_bytes + 65536
+                                          : raw_bytes;
   const storage::Store& store = scratch.store != nullptr ? *scratch.store : *store_;
   std::string where;
   PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
@@ -308,15 +315,18 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     return Status::Ok();
   }
   std::span<const std::byte> chunk;
-  if (jpeg) {
+  if (jpeg || png) {
     std::span<const std::byte> image = *stored;
     if (scale().sharding.has_value() && scale().sharding->data_gzip) {
       PATCHFEED_ASSIGN_OR_RETURN(
           image, Gunzip(image, max_bytes, false, scratch.streams, scratch.whole), where);
     }
     scratch.stage.resize(static_cast<size_t>(raw_bytes));
+    const Vec3 size = {extent[3], extent[2], extent[1]};
     PATCHFEED_RETURN_IF_ERROR(
-        DecodeJpegChunk(image, {extent[3], extent[2], extent[1]}, extent[0], scratch.stage), where);
+        jpeg ? DecodeJpegChunk(image, size, extent[0], scratch.stage)
+             : DecodePngChunk(image, size, extent[0], geom_.itemsize, scratch.stage),
+        where);
     chunk = scratch.stage;
   } else {
     PATCHFEED_ASSIGN_OR_RETURN(chunk, Decoded(*stored, max_bytes, scratch), where);
