@@ -1,12 +1,12 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "codec/precomputed/png_chunk.h"
 
+#include <png.h>
+
 #include <csetjmp>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <png.h>
 
 #include "common/str_cat.h"
 
@@ -58,11 +58,11 @@ std::string Decode(Reader* reader, const Vec3& size, int channels, int bits,
   if (png_get_bit_depth(png, info) == 16)
     png_set_swap(png);  // PNG stores 16-bit samples big-endian
   png_read_update_info(png, info);
-  if (width != size[0] || height != size[1] * size[2] ||
-      png_get_channels(png, info) != channels || png_get_bit_depth(png, info) != bits) {
+  if (width != size[0] || height != size[1] * size[2] || png_get_channels(png, info) != channels ||
+      png_get_bit_depth(png, info) != bits) {
     png_destroy_read_struct(&png, &info, nullptr);
-    return StrCat("not ", size[0], " x ", size[1] * size[2], " pixels of ", channels, " ",
-                  bits, "-bit channels");
+    return StrCat("not ", size[0], " x ", size[1] * size[2], " pixels of ", channels, " ", bits,
+                  "-bit channels");
   }
   const size_t row = static_cast<size_t>(width) * static_cast<size_t>(channels * bits / 8);
   for (int64_t y = 0; y < height; ++y)
@@ -96,8 +96,8 @@ Status DecodePngChunk(std::span<const std::byte> png, const Vec3& size, int64_t 
   std::vector<std::byte> interleaved(channels == 1 ? 0 : out.size());
   auto* pixels = reinterpret_cast<unsigned char*>(channels == 1 ? out.data() : interleaved.data());
   Reader reader{png, 0, {}};
-  const std::string failed = Decode(&reader, size, static_cast<int>(channels),
-                                    static_cast<int>(8 * itemsize), pixels);
+  const std::string failed =
+      Decode(&reader, size, static_cast<int>(channels), static_cast<int>(8 * itemsize), pixels);
   if (!failed.empty())
     return DataLossError(StrCat("png chunk: ", failed));
   if (channels > 1)
