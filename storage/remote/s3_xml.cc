@@ -262,6 +262,12 @@ Result<ListPage> ParseListObjectsV2(std::string_view body, std::string_view labe
         if (path.size() == 3 && path[1] == "Contents" && path[2] == "Key") {
           page.keys.push_back(std::move(text));
         } else if (path.size() == 3 && path[1] == "CommonPrefixes" && path[2] == "Prefix") {
+          // A folder is a name up to the delimiter we sent ('/'), which it ends with.
+          if (text.empty() || text.back() != '/') {
+            return DataLossError(StrCat("a folder (CommonPrefixes) '", text.substr(0, 64),
+                                        text.size() > 64 ? "...'" : "'",
+                                        " does not end with the delimiter '/'"));
+          }
           page.prefixes.push_back(std::move(text));
         } else if (path.size() == 2 && path[1] == "IsTruncated") {
           if (text != "true" && text != "false")

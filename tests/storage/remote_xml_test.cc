@@ -95,6 +95,15 @@ TEST(S3XmlTest, RefusesWhatIsNotAListing) {
   refused("<a><![CDATA[open</a>", "CDATA");
   refused("<a attr=\"x>\"", "not closed by '>'");
   refused("<>", "starts no element name");
+  // A folder that does not end with the delimiter asked for (a fuzzer's find).
+  refused(
+      "<ListBucketResult><CommonPrefixes><Prefix>cases/a.b2nd</Prefix></CommonPrefixes>"
+      "</ListBucketResult>",
+      "'cases/a.b2nd' does not end with the delimiter '/'");
+  refused(
+      "<ListBucketResult><CommonPrefixes><Prefix></Prefix></CommonPrefixes>"
+      "</ListBucketResult>",
+      "does not end with the delimiter");
 }
 
 TEST(S3XmlTest, BoundsNesting) {
