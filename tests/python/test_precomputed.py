@@ -48,6 +48,17 @@ def _write_layer(root: pathlib.Path, dtype: str, channels: int, compress, seed: 
     return data
 
 
+def _write_segmentation(root: pathlib.Path, labels: np.ndarray) -> None:
+    """`labels` (x, y, z, 1 uint32, SIZE at OFFSET) as a compressed_segmentation layer."""
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="segmentation", data_type="uint32",
+        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
+        chunk_size=list(CHUNK), volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
+    vol = CloudVolume(f"file://{root}", info=info)
+    vol.commit_info()
+    vol[vol.bounds] = labels
+
+
 def _view(xyzc: np.ndarray) -> np.ndarray:
     """cloud-volume's (x, y, z, c) as patchfeed's (c, z, y, x)."""
     return xyzc.transpose(3, 2, 1, 0)
@@ -324,14 +335,8 @@ def test_convert_writes_precomputed_cases_as_b2nd(tmp_path):
     from patchfeed.convert import convert
 
     image = _view(_write_layer(tmp_path / "image", "uint16", 1, "gzip", seed=3))
-    info = CloudVolume.create_new_info(
-        num_channels=1, layer_type="segmentation", data_type="uint32",
-        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
-        chunk_size=list(CHUNK), volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
-    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info)
-    vol.commit_info()
     labels = np.random.default_rng(5).integers(0, 3, size=SIZE + (1,)).astype(np.uint32)
-    vol[vol.bounds] = labels
+    _write_segmentation(tmp_path / "seg", labels)
     report = convert([{"image": str(tmp_path / "image"), "label": str(tmp_path / "seg"),
                        "id": "vol1"}], tmp_path / "out", image_dtype="float32", progress=False)
     assert report.converted == ["vol1"]
@@ -391,15 +396,9 @@ def test_a_damaged_jpeg_chunk_is_a_named_error(tmp_path):
 
 def test_loader_oversamples_the_foreground_of_a_segmentation_layer(tmp_path):
     _write_layer(tmp_path / "image", "uint8", 1, "gzip", seed=1)
-    info = CloudVolume.create_new_info(
-        num_channels=1, layer_type="segmentation", data_type="uint32",
-        encoding="compressed_segmentation", resolution=[4, 4, 40], voxel_offset=list(OFFSET),
-        chunk_size=list(CHUNK), volume_size=list(SIZE), compressed_segmentation_block_size=[8, 4, 2])
-    vol = CloudVolume(f"file://{tmp_path / 'seg'}", info=info)
-    vol.commit_info()
     labels = np.zeros(SIZE + (1,), np.uint32)
     labels[30:36, 20:25, 9:12] = 2**31 + 5  # one small object in a large volume
-    vol[vol.bounds] = labels
+    _write_segmentation(tmp_path / "seg", labels)
     ds = patchfeed.Dataset.from_list(["image", "seg"],
                                      {"vol": [str(tmp_path / "image"), str(tmp_path / "seg")]})
     # Unsigned labels cannot hold nnU-Net's -1 padding: pad with 0.
