@@ -37,9 +37,11 @@ codec::FrameOpenOptions OpenOptions(const std::string& io) {
 // several Python threads at once (the GIL is released), each with its own scratch.
 class PyArray {
  public:
-  PyArray(const std::string& path, const std::string& io, int level, const py::object& store) {
+  PyArray(const std::string& path, const std::string& io, int level, const py::object& store,
+          bool fill_missing) {
     codec::FrameOpenOptions options = OpenOptions(io);
     options.store = StoreOr(store, path);
+    options.fill_missing = fill_missing;
     Result<std::unique_ptr<codec::ArrayReader>> r = InternalError("not run");
     {
       py::gil_scoped_release release;
@@ -136,11 +138,13 @@ void WriteB2nd(const std::string& path, const py::buffer& data, const std::vecto
 
 void RegisterFrames(py::module_& m) {
   py::class_<PyArray, std::shared_ptr<PyArray>>(m, "ArrayReader")
-      .def(py::init<const std::string&, const std::string&, int, const py::object&>(),
+      .def(py::init<const std::string&, const std::string&, int, const py::object&, bool>(),
            py::arg("path"), py::arg("io") = "mmap", py::arg("level") = 0,
-           py::arg("store") = py::none(),
-           "Opens a .b2nd file or sparse frame directory, a zarr v2/v3 array, or an OME-Zarr "
-           "group's level, in `store` (a _core.Store; default: the one the path leads to).")
+           py::arg("store") = py::none(), py::arg("fill_missing") = true,
+           "Opens a .b2nd file or sparse frame directory, a zarr v2/v3 array, an OME-Zarr "
+           "group's level or a precomputed layer's scale, in `store` (a _core.Store; default: "
+           "the one the path leads to).")
+      .def_property_readonly("origin", [](const PyArray& a) { return a.reader().origin(); })
       .def_property_readonly("shape", [](const PyArray& a) { return a.reader().geometry().shape; })
       // Bytes, not str: the dtype string is untrusted file content (the package parses it).
       .def_property_readonly("dtype",
@@ -168,6 +172,30 @@ void RegisterFrames(py::module_& m) {
       },
       py::arg("layer"), py::arg("selector"), py::arg("store") = py::none(),
       "The index of a precomputed layer's scale named by key or resolution (\"8,8,40\").");
+  m.def(
+      "precomputed_scales",
+      [](const std::string& layer, const py::object& store) {
+        const std::shared_ptr<const storage::Store> s = StoreOr(store, layer);
+        Result<codec::precomputed::Info> info = InternalError("not run");
+        {
+          py::gil_scoped_release release;
+          info = codec::precomputed::ReadInfo(layer, *s);
+        }
+        py::list scales;
+        for (const codec::precomputed::Scale& scale : ValueOrThrow(std::move(info)).scales) {
+          py::dict d;
+          d["key"] = scale.key;
+          d["size"] = scale.size;
+          d["voxel_offset"] = scale.voxel_offset;
+          d["resolution"] = scale.resolution;
+          d["encoding"] = scale.encoding;
+          scales.append(d);
+        }
+        return scales;
+      },
+      py::arg("layer"), py::arg("store") = py::none(),
+      "The scales of a precomputed layer's info, in order: key, and x-first size, voxel_offset, "
+      "resolution; encoding.");
   m.def("write_b2nd", &WriteB2nd, py::arg("path"), py::arg("data"), py::arg("shape"),
         py::arg("dtype"), py::arg("chunks"), py::arg("blocks"), py::arg("codec") = "zstd",
         py::arg("clevel") = 5, py::arg("filters") = std::vector<std::string>{"shuffle"},

@@ -337,6 +337,8 @@ void RegisterLoader(py::module_& m) {
                   py::arg("store") = py::none(),
                   "An explicit list: cases is [(case id, [path per array]), ...].")
       .def_property_readonly("array_names", &Dataset::array_names)
+      .def_property("fill_missing", &Dataset::fill_missing, &Dataset::set_fill_missing,
+                    "Whether a precomputed chunk never written reads as zeros (else an error).")
       .def_property_readonly("num_cases", &Dataset::num_cases)
       .def_property_readonly("case_ids",
                              [](const Dataset& d) {

@@ -68,13 +68,24 @@ std::string CodecNameOf(uint8_t compcode) {
 }
 
 // "a:b,c:d" with empty ends meaning the array's bounds; fewer entries than dimensions leave
-// the rest whole.
-Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>& shape) {
+// the rest whole. The ranges are in coordinates whose index 0 is at `origin` (zeros: indexes;
+// a precomputed scale's voxel_offset for --absolute); the box returned is in indexes.
+Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>& shape,
+                            const std::vector<int64_t>& origin) {
   codec::Box box;
-  box.start.assign(shape.size(), 0);
-  box.stop = shape;
-  if (spec.empty())
+  box.start = origin;
+  box.stop = origin;
+  for (size_t d = 0; d < shape.size(); ++d)
+    box.stop[d] += shape[d];
+  const auto to_indexes = [&]() {
+    for (size_t d = 0; d < shape.size(); ++d) {
+      box.start[d] -= origin[d];
+      box.stop[d] -= origin[d];
+    }
     return box;
+  };
+  if (spec.empty())
+    return to_indexes();
   std::stringstream ss(spec);
   std::string part;
   size_t d = 0;
@@ -106,7 +117,7 @@ Result<codec::Box> ParseBox(const std::string& spec, const std::vector<int64_t>&
     }
     ++d;
   }
-  return box;
+  return to_indexes();
 }
 
 std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int64_t>& shape) {
@@ -131,9 +142,21 @@ std::vector<std::byte> NpyHeader(const std::string& dtype, const std::vector<int
   return h;
 }
 
-// --level N: an OME-Zarr group's level.
-Result<int> ParseLevel(const ParsedArgs& args) {
+// --level N: an OME-Zarr group's level or a precomputed layer's scale; or --scale KEY|X,Y,Z: a
+// precomputed layer's scale by key or resolution.
+Result<int> ParseLevel(const ParsedArgs& args, const std::string& path,
+                       const storage::Store& store) {
   const auto text = args.Get("level");
+  if (const auto scale = args.Get("scale")) {
+    if (text)
+      return InvalidArgumentError("give a precomputed scale by --level or --scale, not both");
+    PATCHFEED_ASSIGN_OR_RETURN(const codec::precomputed::Info info,
+                               codec::precomputed::ReadInfo(path, store));
+    Result<int> index = codec::precomputed::FindScale(info, *scale);
+    if (!index.ok())
+      return index.status().WithContext(storage::JoinPath(path, "info"));
+    return index;
+  }
   if (!text)
     return 0;
   try {
@@ -182,6 +205,7 @@ Status PrintArrayInfo(const codec::ArrayReader& array, const std::string& stats)
     add("scale_key", JsonString(s.key));
     add("scales", std::to_string(layer->info().scales.size()));
     add("encoding", JsonString(s.encoding));
+    add("origin", JsonList(array.origin()));
     add("voxel_offset_xyz",
         JsonList(std::vector<int64_t>(s.voxel_offset.begin(), s.voxel_offset.end())));
     std::string resolution = "[";
@@ -200,15 +224,17 @@ Status PrintArrayInfo(const codec::ArrayReader& array, const std::string& stats)
 }  // namespace
 
 Status RunInfo(const std::vector<std::string>& argv) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"level"}, {"stats"}));
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args,
+                             ParseArgs(argv, {"level", "scale"}, {"stats"}));
   if (args.positional.size() != 1)
-    return InvalidArgumentError("usage: patchfeed info PATH [--level N] [--stats]");
-  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
+    return InvalidArgumentError("usage: patchfeed info PATH [--level N | --scale S] [--stats]");
   // A URL's credentials and endpoint come from the environment (docs/storage.md).
   codec::FrameOpenOptions options;
   PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
+  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args, args.positional[0], *options.store));
   if (codec::IsZarrPath(args.positional[0], *options.store) ||
-      codec::precomputed::IsPrecomputedLayer(args.positional[0], *options.store) || level != 0) {
+      codec::precomputed::IsPrecomputedLayer(args.positional[0], *options.store) ||
+      codec::precomputed::LayerOfScaleFolder(args.positional[0], *options.store) || level != 0) {
     // Zarr arrays and OME-Zarr groups; frames (b2nd or not) get the frame's own fields below.
     PATCHFEED_ASSIGN_OR_RETURN(const auto array,
                                codec::OpenArray(args.positional[0], options, level));
@@ -264,25 +290,30 @@ Status RunInfo(const std::vector<std::string>& argv) {
 
 Status RunRead(const std::vector<std::string>& argv) {
   PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args,
-                             ParseArgs(argv, {"box", "pad", "out", "io", "level"}, {"npy"}));
+                             ParseArgs(argv, {"box", "pad", "out", "io", "level", "scale"},
+                                       {"npy", "absolute", "no-fill-missing"}));
   const auto out_path = args.Get("out");
   if (args.positional.size() != 1 || !out_path) {
     return InvalidArgumentError(
-        "usage: patchfeed read PATH [--box a:b,c:d,...] [--pad V] "
-        "--out OUT|- [--npy] [--io mmap|pread] [--level N]");
+        "usage: patchfeed read PATH [--box a:b,c:d,...] [--absolute] [--pad V] "
+        "--out OUT|- [--npy] [--io mmap|pread] [--level N | --scale S] [--no-fill-missing]");
   }
   const std::string io = args.Get("io").value_or("mmap");
   if (io != "mmap" && io != "pread")
     return InvalidArgumentError("--io must be mmap or pread");
   codec::FrameOpenOptions options;
   options.io_mode = io == "pread" ? storage::IoMode::kPread : storage::IoMode::kMmap;
+  options.fill_missing = !args.has_flag("no-fill-missing");
   PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
-  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args));
+  PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args, args.positional[0], *options.store));
   PATCHFEED_ASSIGN_OR_RETURN(const auto opened,
                              codec::OpenArray(args.positional[0], options, level));
   const codec::ArrayReader& array = *opened;
-  PATCHFEED_ASSIGN_OR_RETURN(const codec::Box box,
-                             ParseBox(args.Get("box").value_or(""), array.geometry().shape));
+  const std::vector<int64_t>& shape = array.geometry().shape;
+  PATCHFEED_ASSIGN_OR_RETURN(
+      const codec::Box box,
+      ParseBox(args.Get("box").value_or(""), shape,
+               args.has_flag("absolute") ? array.origin() : std::vector<int64_t>(shape.size())));
   double pad = 0;
   if (const auto p = args.Get("pad")) {
     try {
@@ -297,10 +328,10 @@ Status RunRead(const std::vector<std::string>& argv) {
   PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> data, array.ReadBox(box, *pad_item));
   std::vector<std::byte> head;
   if (args.has_flag("npy")) {
-    std::vector<int64_t> shape;
+    std::vector<int64_t> extent;
     for (size_t d = 0; d < box.start.size(); ++d)
-      shape.push_back(box.stop[d] - box.start[d]);
-    head = NpyHeader(array.dtype(), shape);
+      extent.push_back(box.stop[d] - box.start[d]);
+    head = NpyHeader(array.dtype(), extent);
   }
   return WriteWholeFile(*out_path, data, head);
 }

@@ -20,12 +20,18 @@ constexpr std::string_view kOverview =
     "  decompress IN OUT [--max-bytes N]\n"
     "                                  decode one Blosc1 or Blosc2 chunk to raw bytes\n"
     "                                  (refused above N bytes, default 1 GiB)\n"
-    "  info PATH [--level N] [--stats] an array's metadata as JSON (.b2nd, zarr, precomputed)\n"
+    "  info PATH [--level N | --scale S] [--stats]\n"
+    "                                  an array's metadata as JSON (.b2nd, zarr, precomputed)\n"
     "                                  (--stats: min, max, mean, NaN/Inf counts)\n"
-    "  read PATH [--box a:b,c:d,...] [--pad V] --out OUT|- [--npy] [--io mmap|pread]\n"
-    "        [--level N]               write a box of the array (C order), padded outside;\n"
+    "  read PATH [--box a:b,c:d,...] [--absolute] [--pad V] --out OUT|- [--npy]\n"
+    "        [--io mmap|pread] [--level N | --scale S] [--no-fill-missing]\n"
+    "                                  write a box of the array (C order), padded outside;\n"
     "                                  PATH: .b2nd, zarr v2/v3, OME-Zarr (--level),\n"
-    "                                  a precomputed layer (--level: its scale)\n";
+    "                                  a precomputed layer (--level: its scale by index,\n"
+    "                                  --scale: by key or x,y,z resolution; or PATH is\n"
+    "                                  LAYER/KEY); --absolute: the box in the scale's voxel\n"
+    "                                  coordinates (voxel_offset first), else from 0;\n"
+    "                                  --no-fill-missing: a chunk never written is an error\n";
 
 constexpr std::string_view kDemo =
     "usage: patchfeed demo [--dir D] [--keep] [--cases N] [--steps S] [--threads T] [--batch B]\n"
@@ -89,14 +95,17 @@ constexpr std::string_view kDecompress =
     "  patchfeed decompress image.blosc image.raw\n";
 
 constexpr std::string_view kInfo =
-    "usage: patchfeed info PATH [--level N] [--stats]\n"
+    "usage: patchfeed info PATH [--level N | --scale S] [--stats]\n"
     "\n"
     "Prints the metadata of an array as JSON: shape, dtype, chunks and, for a .b2nd frame,\n"
     "codec, filters, sizes and metalayers. PATH is a .b2nd frame (a file, or a folder holding\n"
-    "a sparse frame's chunks.b2frame), a zarr v2 or v3 array, or an OME-Zarr image.\n"
+    "a sparse frame's chunks.b2frame), a zarr v2 or v3 array, an OME-Zarr image, or a\n"
+    "Neuroglancer precomputed layer (a folder with `info`) or one of its scales (LAYER/KEY).\n"
     "\n"
     "options:\n"
-    "  --level N        the OME-Zarr resolution level to describe (default 0, the finest)\n"
+    "  --level N        the OME-Zarr resolution level or precomputed scale to describe\n"
+    "                   (default 0, the finest)\n"
+    "  --scale S        a precomputed scale by key (8_8_40) or x,y,z resolution (8,8,40)\n"
     "  --stats          also read the whole array, chunk by chunk, and add \"stats\": the\n"
     "                   minimum, maximum and mean of its finite values and the counts of\n"
     "                   NaN, +Inf and -Inf\n"
@@ -105,12 +114,14 @@ constexpr std::string_view kInfo =
     "  patchfeed info case_000.b2nd --stats\n";
 
 constexpr std::string_view kRead =
-    "usage: patchfeed read PATH --out OUT|- [--box a:b,c:d,...] [--pad V] [--npy]\n"
-    "                      [--io mmap|pread] [--level N]\n"
+    "usage: patchfeed read PATH --out OUT|- [--box a:b,c:d,...] [--absolute] [--pad V]\n"
+    "                      [--npy] [--io mmap|pread] [--level N | --scale S]\n"
+    "                      [--no-fill-missing]\n"
     "\n"
     "Reads a box of an array and writes its items in C order, little-endian. Parts of the box\n"
     "outside the array are filled with the pad value. PATH is a .b2nd frame, a zarr v2 or v3\n"
-    "array, or an OME-Zarr image.\n"
+    "array, an OME-Zarr image, or a precomputed layer or scale (LAYER/KEY), read as\n"
+    "(C, z, y, x).\n"
     "\n"
     "options:\n"
     "  --out OUT        the file to write, or - for standard output (required)\n"
@@ -119,7 +130,11 @@ constexpr std::string_view kRead =
     "  --pad V          the value outside the array (default 0)\n"
     "  --npy            write a .npy file (with its header) instead of raw items\n"
     "  --io mmap|pread  memory-mapped or read calls (default mmap)\n"
-    "  --level N        the OME-Zarr resolution level (default 0)\n"
+    "  --level N        the OME-Zarr resolution level or precomputed scale (default 0)\n"
+    "  --scale S        a precomputed scale by key (8_8_40) or x,y,z resolution (8,8,40)\n"
+    "  --absolute       the box in the array's own coordinates: a precomputed scale's voxel\n"
+    "                   coordinates, voxel_offset first (`info` prints it as \"origin\")\n"
+    "  --no-fill-missing  a precomputed chunk never written is an error, not zeros\n"
     "\n"
     "example:\n"
     "  patchfeed read case_000.b2nd --box 0:1,10:74,:,: --npy --out patch.npy\n";

@@ -184,8 +184,22 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
     ome_level = 0;
   } else if (IsFile(store, dir + "/info")) {
     // A Neuroglancer precomputed layer: the level is the scale's index.
+    PATCHFEED_ASSIGN_OR_RETURN(
+        precomputed::PrecomputedReader r,
+        precomputed::PrecomputedReader::Open(dir, options.store, ome_level, options.fill_missing));
+    return std::unique_ptr<ArrayReader>(
+        std::make_unique<precomputed::PrecomputedReader>(std::move(r)));
+  } else if (const std::optional<std::string> layer = precomputed::LayerOfScaleFolder(dir, store);
+             layer.has_value() && !IsFile(store, dir + "/chunks.b2frame")) {
+    // `<layer>/<scale key>`: the folder of one scale's chunks names that scale.
+    if (ome_level != 0) {
+      return InvalidArgumentError(
+          StrCat(path, ": names a precomputed scale by its key; a level cannot be added"));
+    }
     PATCHFEED_ASSIGN_OR_RETURN(precomputed::PrecomputedReader r,
-                               precomputed::PrecomputedReader::Open(dir, options.store, ome_level));
+                               precomputed::PrecomputedReader::Open(
+                                   *layer, options.store, dir.substr(layer->size() + 1),
+                                   options.fill_missing));
     return std::unique_ptr<ArrayReader>(
         std::make_unique<precomputed::PrecomputedReader>(std::move(r)));
   } else {

@@ -92,6 +92,11 @@ class ArrayReader {
   int64_t itemsize() const { return geom_.itemsize; }
   /// "b2nd", "zarr v2" or "zarr v3", for `info` and messages.
   virtual const char* format() const = 0;
+  /// Where index 0 of each axis lies in the array's own coordinates: a precomputed scale's
+  /// `voxel_offset` (as (0, z, y, x)); zeros for every other format. Boxes are indexes from 0.
+  virtual std::vector<int64_t> origin() const {
+    return std::vector<int64_t>(static_cast<size_t>(geom_.ndim), 0);
+  }
   virtual ArrayFootprint Footprint() const = 0;
   /// kDataLoss once bytes read may have gone bad under the reader (a mapped file that shrank,
   /// mapping_fault_guard.h); reads report it rather than what the decoders made of them.

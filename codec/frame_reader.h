@@ -61,6 +61,10 @@ struct FrameOpenOptions {
   storage::IoMode io_mode = storage::IoMode::kMmap;
   /// Where paths lead: local files, or a remote store whose paths are URLs.
   std::shared_ptr<const storage::Store> store = storage::LocalFiles();
+  /// A Neuroglancer precomputed chunk never written reads as zeros (cloud-volume's
+  /// `fill_missing=True`); false makes it an error naming the chunk's file. Zarr's missing
+  /// chunks are always its fill value: zarr leaves chunks of only that value unwritten.
+  bool fill_missing = true;
 };
 
 class FrameReader {

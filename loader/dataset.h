@@ -7,8 +7,8 @@
 /// of shape (C, Z, Y, X) float32 and `seg` of shape (1, Z, Y, X) int16), each array one `.b2nd`
 /// frame (a file, or a sparse-frame directory) or zarr array, in one store (local files, or a
 /// remote store whose paths are URLs: storage/remote). A Dataset only names files; nothing is
-/// opened until the loader does (Loader::Create probes every case). Immutable value type;
-/// thread-safe to read.
+/// opened until the loader does (Loader::Create probes every case). A value type; thread-safe
+/// to read.
 ///
 /// Example (an nnU-Net preprocessed configuration folder):
 /// \code
@@ -84,11 +84,20 @@ class Dataset {
   const std::vector<CaseFiles>& cases() const { return cases_; }
   /// Where the paths lead (local files, or a remote store whose paths are URLs).
   const std::shared_ptr<const storage::Store>& store() const { return store_; }
+  /// Whether a precomputed chunk never written reads as zeros (true, cloud-volume's
+  /// fill_missing) or fails the read naming its file (codec::FrameOpenOptions::fill_missing).
+  bool fill_missing() const { return fill_missing_; }
+  void set_fill_missing(bool fill) { fill_missing_ = fill; }
+  /// How every reader of this dataset's arrays opens them.
+  codec::FrameOpenOptions OpenOptions(storage::IoMode io_mode) const {
+    return {.io_mode = io_mode, .store = store_, .fill_missing = fill_missing_};
+  }
 
  private:
   std::vector<std::string> array_names_;
   std::vector<CaseFiles> cases_;
   std::shared_ptr<const storage::Store> store_ = storage::LocalFiles();
+  bool fill_missing_ = true;
 };
 
 /// What opening one array's frame tells the loader.

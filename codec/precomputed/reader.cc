@@ -87,9 +87,39 @@ Result<Info> ReadInfo(const std::string& layer, const storage::Store& store) {
   return info;
 }
 
+std::optional<std::string> LayerOfScaleFolder(const std::string& path,
+                                              const storage::Store& store) {
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  const size_t slash = dir.rfind('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == dir.size())
+    return std::nullopt;
+  std::string layer = dir.substr(0, slash);
+  // An `info` that is not a layer's (a missing `.b2nd` beside some other file of that name)
+  // leaves the path to the other formats and their errors.
+  if (!IsPrecomputedLayer(layer, store) || !ReadInfo(layer, store).ok())
+    return std::nullopt;
+  return layer;
+}
+
 Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
                                                   std::shared_ptr<const storage::Store> store,
-                                                  int scale) {
+                                                  std::string_view selector, bool fill_missing) {
+  PATCHFEED_ASSIGN_OR_RETURN(const Info info, ReadInfo(layer, *store));
+  PATCHFEED_ASSIGN_OR_RETURN(const int scale, FindScale(info, selector),
+                             storage::JoinPath(layer, "info"));
+  return Open(layer, std::move(store), scale, fill_missing);
+}
+
+std::vector<int64_t> PrecomputedReader::origin() const {
+  const Vec3& offset = scale().voxel_offset;
+  return {0, offset[2], offset[1], offset[0]};
+}
+
+Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
+                                                  std::shared_ptr<const storage::Store> store,
+                                                  int scale, bool fill_missing) {
   const std::string info_path = storage::JoinPath(layer, "info");
   PrecomputedReader r;
   PATCHFEED_ASSIGN_OR_RETURN(r.info_, ReadInfo(layer, *store));
@@ -98,6 +128,7 @@ Result<PrecomputedReader> PrecomputedReader::Open(const std::string& layer,
         StrCat(layer, ": no scale ", scale, " (the info has ", r.info_.scales.size(), ")"));
   }
   r.scale_ = scale;
+  r.fill_missing_ = fill_missing;
   r.layer_ = layer;
   r.path_ = storage::JoinPath(layer, r.scale().key);
   r.store_ = std::move(store);
@@ -163,17 +194,18 @@ Result<std::optional<std::span<const std::byte>>> PrecomputedReader::StoredChunk
   const Scale& s = scale();
   if (!s.sharding.has_value()) {
     std::string path = ChunkPath(chunk);
+    *where = path;
     auto file = store.Open(path, storage::IoMode::kPread);
     if (!file.ok() && file.status().code() == StatusCode::kNotFound) {
       path += ".gz";  // cloud-volume's gzip'd chunks in a local folder
       file = store.Open(path, storage::IoMode::kPread);
     }
-    *where = path;
     if (!file.ok()) {
       if (file.status().code() == StatusCode::kNotFound)
         return Stored();  // never written
       return file.status();
     }
+    *where = path;
     const uint64_t size = (*file)->size();
     if (size > static_cast<uint64_t>(MaxGzipBytes(max_bytes))) {
       return DataLossError(StrCat(path, ": ", size, " bytes, more than a chunk of at most ",
@@ -309,6 +341,10 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
   PATCHFEED_ASSIGN_OR_RETURN(const auto stored,
                              StoredChunk(store, piece.chunk, max_bytes, &where, scratch));
   if (!stored) {
+    if (!fill_missing_) {
+      return NotFoundError(
+          StrCat(where, ": this chunk was never written (reading with fill_missing off)"));
+    }
     // A chunk never written reads as zeros (cloud-volume's fill_missing).
     const std::vector<std::byte> zero(static_cast<size_t>(geom_.itemsize), std::byte{0});
     FillRegion(n, piece.lo.data(), piece.hi.data(), dst, dst_origin, zero);

@@ -15,7 +15,7 @@
 /// Chunks are files of their own, `<layer>/<key>/x0-x1_y0-y1_z0-z1` (or with `.gz`, as
 /// cloud-volume writes gzip'd chunks to local folders), read whole and gunzipped when they
 /// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
-/// as zeros, as cloud-volume's fill_missing does. Sharded scales (sharding.h) read the shard
+/// as zeros, as cloud-volume's fill_missing does, or is an error when asked to be. Sharded scales (sharding.h) read the shard
 /// index entry, the minishard index (kept by a remote store per shard version) and the chunk's
 /// bytes alone. Encodings raw, compressed_segmentation (compressed_segmentation.h: only the
 /// blocks a box touches are decoded) and jpeg (jpeg_chunk.h) are read; others are
@@ -41,14 +41,28 @@ bool IsPrecomputedLayer(const std::string& path, const storage::Store& store);
 /// The `info` of the layer in folder `layer`, parsed (errors name the file).
 Result<Info> ReadInfo(const std::string& layer, const storage::Store& store);
 
+/// The layer folder when `path` names one of its scales as `<layer>/<scale key>` (the folder
+/// the scale's chunks are in), the way OME-Zarr levels are named: `path`'s parent holds a
+/// layer's `info`. nullopt otherwise; the key itself is checked when the scale is opened.
+std::optional<std::string> LayerOfScaleFolder(const std::string& path,
+                                              const storage::Store& store);
+
 class PrecomputedReader final : public ArrayReader {
  public:
   /// Opens scale `scale` (an index into the info's scales, 0: the finest) of the layer in
-  /// folder `layer` of `store`.
+  /// folder `layer` of `store`. Without `fill_missing`, reading a chunk that was never written
+  /// is kNotFound naming its file.
   static Result<PrecomputedReader> Open(const std::string& layer,
-                                        std::shared_ptr<const storage::Store> store, int scale = 0);
+                                        std::shared_ptr<const storage::Store> store, int scale = 0,
+                                        bool fill_missing = true);
+  /// The scale named by `selector`: its key ("8_8_40") or resolution ("8,8,40"), FindScale.
+  static Result<PrecomputedReader> Open(const std::string& layer,
+                                        std::shared_ptr<const storage::Store> store,
+                                        std::string_view selector, bool fill_missing = true);
 
   const char* format() const override { return "precomputed"; }
+  /// (0, z, y, x) of the scale's voxel_offset.
+  std::vector<int64_t> origin() const override;
   ArrayFootprint Footprint() const override;
   const storage::Store* chunk_store() const override { return store_.get(); }
 
@@ -78,6 +92,7 @@ class PrecomputedReader final : public ArrayReader {
 
   Info info_;
   int scale_ = 0;
+  bool fill_missing_ = true;
   std::string layer_;
   std::shared_ptr<const storage::Store> store_;
 };

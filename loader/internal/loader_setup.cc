@@ -290,7 +290,7 @@ Result<LoaderParts> PrepareLoader(LoaderConfig config, int num_threads, tbb::tas
   p.config = std::move(config);
   const LoaderConfig& c = p.config;
   p.slab_2d = IsSlab2d(c);
-  const codec::FrameOpenOptions open{.io_mode = c.io_mode, .store = c.dataset.store()};
+  const codec::FrameOpenOptions open = c.dataset.OpenOptions(c.io_mode);
   p.files = std::make_unique<OpenFileCache>(c.dataset, c.max_open_files, open);
   if (WantForeground(c)) {
     const int seg = c.dataset.array_index(c.foreground.seg_array);

@@ -59,7 +59,7 @@ Result<std::vector<TileSource>> OpenSources(const TileConfig& c, std::vector<int
         StrCat("tiles: ", CaseName(c), ", array '", s.name, "' (", s.path, ")");
     PATCHFEED_ASSIGN_OR_RETURN(
         std::unique_ptr<codec::ArrayReader> reader,
-        codec::OpenArray(s.path, {.io_mode = c.io_mode, .store = c.dataset.store()}), where);
+        codec::OpenArray(s.path, c.dataset.OpenOptions(c.io_mode)), where);
     const std::vector<int64_t>& shape = reader->geometry().shape;
     if (shape.size() < 2) {
       return InvalidArgumentError(StrCat(where, " has ", shape.size(),

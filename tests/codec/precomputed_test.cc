@@ -5,15 +5,19 @@
 // (cloud-volume, tensorstore) are exercised end to end in tests/python/test_precomputed.py.
 
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "codec/array_reader.h"
 #include "codec/precomputed/compressed_segmentation.h"
 #include "codec/precomputed/info.h"
 #include "codec/precomputed/sharding.h"
 #include "tests/testutil/status_matchers.h"
+#include "tests/testutil/temp_dir.h"
 
 namespace patchfeed::codec::precomputed {
 namespace {
@@ -148,6 +152,56 @@ TEST(CompressedSegmentationTest, DamagedChunksAreNamedErrors) {
   short_table.resize(4 * 6);
   (void)Decode(short_table, 0, &status);
   EXPECT_THAT(status, StatusIs(StatusCode::kDataLoss, HasSubstr("passes its table")));
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A uint8 layer of 4 x 2 x 1 voxels at voxel_offset (10, 20, 30), chunks of 2 x 2 x 1: chunk
+// "10-12_20-22_30-31" holds 0..3, chunk "12-14_20-22_30-31" is never written.
+void WriteTinyLayer(const testing::TempDir& dir) {
+  std::filesystem::create_directories(dir / "layer/1_1_1");
+  WriteText(dir / "layer/info",
+            R"({"type": "image", "data_type": "uint8", "num_channels": 1, "scales": [
+               {"key": "1_1_1", "size": [4, 2, 1], "voxel_offset": [10, 20, 30],
+                "chunk_sizes": [[2, 2, 1]], "encoding": "raw", "resolution": [1, 1, 1]}]})");
+  WriteText(dir / "layer/1_1_1/10-12_20-22_30-31", std::string("\x00\x01\x02\x03", 4));
+}
+
+TEST(PrecomputedReaderTest, AScaleOpensByItsFolderWithItsVoxelOffsetAsOrigin) {
+  const testing::TempDir dir;
+  WriteTinyLayer(dir);
+  ASSERT_OK_AND_ASSIGN(const auto array, OpenArray(dir / "layer/1_1_1"));
+  EXPECT_EQ(array->format(), std::string("precomputed"));
+  EXPECT_EQ(array->geometry().shape, (std::vector<int64_t>{1, 1, 2, 4}));
+  EXPECT_EQ(array->origin(), (std::vector<int64_t>{0, 30, 20, 10}));
+  const std::vector<std::byte> pad(1, std::byte{9});
+  ASSERT_OK_AND_ASSIGN(const std::vector<std::byte> read,
+                       array->ReadBox(Box{{0, 0, 0, 0}, {1, 1, 2, 4}}, pad));
+  // The unwritten chunk reads as zeros.
+  EXPECT_EQ(read, (std::vector<std::byte>{std::byte{0}, std::byte{1}, std::byte{0}, std::byte{0},
+                                          std::byte{2}, std::byte{3}, std::byte{0}, std::byte{0}}));
+  EXPECT_THAT(OpenArray(dir / "layer/2_2_2").status(),
+              StatusIs(StatusCode::kNotFound, HasSubstr("'1_1_1'")));
+}
+
+TEST(PrecomputedReaderTest, UnwrittenChunksCanBeRefused) {
+  const testing::TempDir dir;
+  WriteTinyLayer(dir);
+  ASSERT_OK_AND_ASSIGN(const auto array, OpenArray(dir / "layer", {.fill_missing = false}));
+  const std::vector<std::byte> pad(1, std::byte{0});
+  EXPECT_OK(array->ReadBox(Box{{0, 0, 0, 0}, {1, 1, 2, 2}}, pad).status());
+  EXPECT_THAT(
+      array->ReadBox(Box{{0, 0, 0, 0}, {1, 1, 2, 4}}, pad).status(),
+      StatusIs(StatusCode::kNotFound, HasSubstr("12-14_20-22_30-31: this chunk was never")));
+}
+
+TEST(PrecomputedReaderTest, AnInfoThatIsNotALayersLeavesAMissingFileNotFound) {
+  const testing::TempDir dir;
+  WriteText(dir / "info", "release notes");
+  EXPECT_THAT(OpenArray(dir / "case.b2nd").status(),
+              StatusIs(StatusCode::kNotFound, HasSubstr("case.b2nd")));
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ class NdArray:
     def __init__(self, path: str, io: str = "mmap", level: int = 0,
                  storage_options: Mapping[str, Any] | None = None, *,
                  store: _core.Store | None = None,
-                 scale: str | Sequence[float] | None = None) -> None:
+                 scale: str | Sequence[float] | None = None, fill_missing: bool = True) -> None:
         self.path = str(path)
         if store is None:
             store = _core.store_for(self.path, None if storage_options is None
@@ -52,7 +52,7 @@ class NdArray:
                 raise ValueError("give a precomputed layer's scale by level= or scale=, not both")
             selector = scale if isinstance(scale, str) else ",".join(str(v) for v in scale)
             level = _core.precomputed_scale(self.path, selector, store)
-        self._reader = _core.ArrayReader(self.path, io, int(level), store)
+        self._reader = _core.ArrayReader(self.path, io, int(level), store, bool(fill_missing))
         self.format = self._reader.format
         self.shape = tuple(self._reader.shape)
         self.dtype = _parse_dtype(self._reader.dtype, str(path), self._reader.itemsize)
@@ -62,6 +62,9 @@ class NdArray:
                 f"{self._reader.itemsize}")
         self.chunks = tuple(self._reader.chunks)
         self.blocks = tuple(self._reader.blocks)
+        #: Where index 0 of each axis lies in the array's own coordinates: a precomputed
+        #: scale's voxel_offset as (0, z, y, x); zeros for `.b2nd` and zarr.
+        self.origin = tuple(self._reader.origin)
 
     @property
     def ndim(self) -> int:
@@ -95,8 +98,19 @@ class NdArray:
         return (f"NdArray({self.path!r}, format={self.format!r}, shape={self.shape}, "
                 f"dtype={self.dtype}, chunks={self.chunks}, blocks={self.blocks})")
 
-    def read_box(self, start: Sequence[int], stop: Sequence[int], pad: float = 0) -> np.ndarray:
-        """Returns array[start:stop] as a new array; parts outside the array are `pad`."""
+    def read_box(self, start: Sequence[int], stop: Sequence[int], pad: float = 0, *,
+                 absolute: bool = False) -> np.ndarray:
+        """Returns array[start:stop] as a new array; parts outside the array are `pad`.
+
+        `start` and `stop` are indexes from 0, as NumPy's; with `absolute=True` they are in the
+        array's own coordinates instead (`origin` is index 0): a precomputed scale's voxel
+        coordinates, as cloud-volume's cutouts and tensorstore's domain take them."""
+        if absolute:
+            if len(start) != self.ndim or len(stop) != self.ndim:
+                raise ValueError(f"{self.path}: a box of {len(start)} and {len(stop)} values "
+                                 f"for an array of {self.ndim} axes")
+            start = [a - o for a, o in zip(start, self.origin)]
+            stop = [b - o for b, o in zip(stop, self.origin)]
         raw = self._reader.read_box(list(start), list(stop), float(pad))
         shape = tuple(b - a for a, b in zip(start, stop))
         return np.frombuffer(raw, dtype=self.dtype).reshape(shape)
@@ -144,19 +158,20 @@ class NdArray:
 
 def open_array(path: str, io: str = "mmap", level: int = 0,
                storage_options: Mapping[str, Any] | None = None, *,
-               scale: str | Sequence[float] | None = None) -> NdArray:
+               scale: str | Sequence[float] | None = None, fill_missing: bool = True) -> NdArray:
     """Opens a `.b2nd` file or sparse frame directory, a zarr v2 or v3 array (a directory with
     `.zarray` or `zarr.json`), an OME-Zarr image group: its level `level` (0: the highest
     resolution; or open `<group>/<path>` directly), or a Neuroglancer precomputed layer (a
     directory with `info`): its scale `level`, or `scale` given by key ("8_8_40") or resolution
-    ((8, 8, 40)), as (C, z, y, x) (docs/precomputed.md). `io`
-    applies to local `.b2nd` files; zarr and precomputed chunk files are always read with
-    positional reads.
+    ((8, 8, 40)), or the scale's folder `<layer>/<key>`, as (C, z, y, x) (docs/precomputed.md);
+    a chunk never written reads as zeros, or with `fill_missing=False` fails the read naming
+    its file. `io` applies to local `.b2nd` files; zarr and precomputed chunk files are always
+    read with positional reads.
 
     `path` may be a URL: `s3://bucket/key`, `gs://bucket/key`, `https://host/path`
     (docs/storage.md). `storage_options` says what the environment does not, with fsspec's
     names: `endpoint_url`, `anon`, `key`, `secret`, `token`, `region`, `profile`."""
-    return NdArray(path, io, level, storage_options, scale=scale)
+    return NdArray(path, io, level, storage_options, scale=scale, fill_missing=fill_missing)
 
 
 def write_b2nd(path: str, array: np.ndarray, chunks: Sequence[int], blocks: Sequence[int],
