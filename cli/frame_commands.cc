@@ -224,8 +224,7 @@ Status PrintArrayInfo(const codec::ArrayReader& array, const std::string& stats)
 }  // namespace
 
 Status RunInfo(const std::vector<std::string>& argv) {
-  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args,
-                             ParseArgs(argv, {"level", "scale"}, {"stats"}));
+  PATCHFEED_ASSIGN_OR_RETURN(const ParsedArgs args, ParseArgs(argv, {"level", "scale"}, {"stats"}));
   if (args.positional.size() != 1)
     return InvalidArgumentError("usage: patchfeed info PATH [--level N | --scale S] [--stats]");
   // A URL's credentials and endpoint come from the environment (docs/storage.md).

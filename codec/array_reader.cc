@@ -196,10 +196,10 @@ Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path, FrameOpe
       return InvalidArgumentError(
           StrCat(path, ": names a precomputed scale by its key; a level cannot be added"));
     }
-    PATCHFEED_ASSIGN_OR_RETURN(precomputed::PrecomputedReader r,
-                               precomputed::PrecomputedReader::Open(
-                                   *layer, options.store, dir.substr(layer->size() + 1),
-                                   options.fill_missing));
+    PATCHFEED_ASSIGN_OR_RETURN(
+        precomputed::PrecomputedReader r,
+        precomputed::PrecomputedReader::Open(*layer, options.store, dir.substr(layer->size() + 1),
+                                             options.fill_missing));
     return std::unique_ptr<ArrayReader>(
         std::make_unique<precomputed::PrecomputedReader>(std::move(r)));
   } else {

@@ -15,13 +15,12 @@
 /// Chunks are files of their own, `<layer>/<key>/x0-x1_y0-y1_z0-z1` (or with `.gz`, as
 /// cloud-volume writes gzip'd chunks to local folders), read whole and gunzipped when they
 /// start with gzip's magic (objects stored with Content-Encoding: gzip). A missing chunk reads
-/// as zeros, as cloud-volume's fill_missing does, or is an error when asked to be. Sharded scales (sharding.h) read the shard
-/// index entry, the minishard index (kept by a remote store per shard version) and the chunk's
-/// bytes alone. Encodings raw, compressed_segmentation (compressed_segmentation.h: only the
-/// blocks a box touches are decoded) and jpeg (jpeg_chunk.h) are read; others are
-/// kUnimplemented naming them. Every size in
-/// the layer is untrusted: a chunk file whose bytes do not decode to exactly its voxels is
-/// kDataLoss naming the file.
+/// as zeros, as cloud-volume's fill_missing does, or is an error when asked to be. Sharded scales
+/// (sharding.h) read the shard index entry, the minishard index (kept by a remote store per shard
+/// version) and the chunk's bytes alone. Encodings raw, compressed_segmentation
+/// (compressed_segmentation.h: only the blocks a box touches are decoded) and jpeg (jpeg_chunk.h)
+/// are read; others are kUnimplemented naming them. Every size in the layer is untrusted: a chunk
+/// file whose bytes do not decode to exactly its voxels is kDataLoss naming the file.
 
 #include <memory>
 #include <optional>
@@ -44,8 +43,7 @@ Result<Info> ReadInfo(const std::string& layer, const storage::Store& store);
 /// The layer folder when `path` names one of its scales as `<layer>/<scale key>` (the folder
 /// the scale's chunks are in), the way OME-Zarr levels are named: `path`'s parent holds a
 /// layer's `info`. nullopt otherwise; the key itself is checked when the scale is opened.
-std::optional<std::string> LayerOfScaleFolder(const std::string& path,
-                                              const storage::Store& store);
+std::optional<std::string> LayerOfScaleFolder(const std::string& path, const storage::Store& store);
 
 class PrecomputedReader final : public ArrayReader {
  public:

@@ -57,9 +57,8 @@ Result<std::vector<TileSource>> OpenSources(const TileConfig& c, std::vector<int
     s.path = c.dataset.path(c.case_index, index);
     const std::string where =
         StrCat("tiles: ", CaseName(c), ", array '", s.name, "' (", s.path, ")");
-    PATCHFEED_ASSIGN_OR_RETURN(
-        std::unique_ptr<codec::ArrayReader> reader,
-        codec::OpenArray(s.path, c.dataset.OpenOptions(c.io_mode)), where);
+    PATCHFEED_ASSIGN_OR_RETURN(std::unique_ptr<codec::ArrayReader> reader,
+                               codec::OpenArray(s.path, c.dataset.OpenOptions(c.io_mode)), where);
     const std::vector<int64_t>& shape = reader->geometry().shape;
     if (shape.size() < 2) {
       return InvalidArgumentError(StrCat(where, " has ", shape.size(),
