@@ -16,6 +16,7 @@
 #include "codec/frame_writer.h"
 #include "codec/precomputed/reader.h"
 #include "common/byte_size.h"
+#include "loader/box_read.h"
 
 namespace py = pybind11;
 
@@ -77,8 +78,10 @@ class PyArray {
     {
       py::gil_scoped_release release;
       std::unique_ptr<codec::BoxReadScratch> scratch = TakeScratch();
-      st = array.ReadBox(box, codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item,
-                         *scratch);
+      // Over a network, every chunk the box needs is requested at once.
+      st = loader::ReadBoxFetched(reader_, box,
+                                  codec::NdView::Contiguous(dst, shape, array.itemsize()), pad_item,
+                                  *scratch);
       GiveBack(std::move(scratch));
     }
     ThrowIfError(st);
@@ -100,7 +103,7 @@ class PyArray {
       free_.push_back(std::move(s));
   }
 
-  std::unique_ptr<const codec::ArrayReader> reader_;
+  std::shared_ptr<const codec::ArrayReader> reader_;
   std::mutex mu_;
   std::vector<std::unique_ptr<codec::BoxReadScratch>> free_;
 };

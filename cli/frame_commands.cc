@@ -3,7 +3,9 @@
 // `.b2nd` frames and zarr arrays (codec::OpenArray).
 
 #include <cinttypes>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "codec/precomputed/reader.h"
 #include "codec/zarr_reader.h"
 #include "common/str_cat.h"
+#include "loader/box_read.h"
 #include "storage/remote/store_for.h"
 
 namespace patchfeed::cli {
@@ -305,7 +308,7 @@ Status RunRead(const std::vector<std::string>& argv) {
   options.fill_missing = !args.has_flag("no-fill-missing");
   PATCHFEED_ASSIGN_OR_RETURN(options.store, storage::StoreFor(args.positional[0]));
   PATCHFEED_ASSIGN_OR_RETURN(const int level, ParseLevel(args, args.positional[0], *options.store));
-  PATCHFEED_ASSIGN_OR_RETURN(const auto opened,
+  PATCHFEED_ASSIGN_OR_RETURN(std::shared_ptr<const codec::ArrayReader> opened,
                              codec::OpenArray(args.positional[0], options, level));
   const codec::ArrayReader& array = *opened;
   const std::vector<int64_t>& shape = array.geometry().shape;
@@ -324,14 +327,21 @@ Status RunRead(const std::vector<std::string>& argv) {
   auto pad_item = codec::ItemFromDouble(array.dtype(), array.itemsize(), pad);
   if (!pad_item.ok())
     return pad_item.status().WithContext(args.positional[0]);
-  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<std::byte> data, array.ReadBox(box, *pad_item));
+  // Half the address space: absurd boxes are an error, not an allocation failure.
+  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<int64_t> extent,
+                             codec::BoxExtents(box, array.itemsize(), INT64_MAX / 2));
+  int64_t bytes = array.itemsize();
+  for (const int64_t e : extent)
+    bytes *= e;
+  std::vector<std::byte> data(static_cast<size_t>(bytes));
+  codec::BoxReadScratch scratch;
+  // Over a network, every chunk the box needs is requested at once.
+  PATCHFEED_RETURN_IF_ERROR(loader::ReadBoxFetched(
+      opened, box, codec::NdView::Contiguous(data.data(), extent, array.itemsize()), *pad_item,
+      scratch));
   std::vector<std::byte> head;
-  if (args.has_flag("npy")) {
-    std::vector<int64_t> extent;
-    for (size_t d = 0; d < box.start.size(); ++d)
-      extent.push_back(box.stop[d] - box.start[d]);
+  if (args.has_flag("npy"))
     head = NpyHeader(array.dtype(), extent);
-  }
   return WriteWholeFile(*out_path, data, head);
 }
 

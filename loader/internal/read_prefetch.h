@@ -9,17 +9,8 @@
 /// through the IoEngine (IoMode::kPread); remote objects through their store's own engine
 /// (ByteSource::ReadAsync, Store::OpenAsync).
 ///
-/// Which bytes: the codec's read of each piece is replayed against the read's FetchedSource
-/// (a `.b2nd` frame, fetched_source.h) or FetchedStore (zarr chunk and shard files,
-/// fetched_store.h) until it asks for nothing new: a zarr chunk's file is opened first (a
-/// shard's index is read next); then each chunk's header and block offsets (one read, long
-/// enough to hold them), then the streams of the blocks the piece touches (neighbours merged
-/// into one read), straight into an image of the chunk that the tasks decode in place; a few
-/// more rounds only for chunks stored whole (memcpyed) or with a dictionary. Each round's
-/// requests are all submitted before the producer sleeps until the last completes (a
-/// condition variable: no polling); a batch of `.b2nd` reads costs two round trips, of zarr
-/// chunks three (four with shards), however many chunks it touches, and up to `io_depth`
-/// requests are in flight at once (several batches' producers share the engine).
+/// Which bytes, and in how many round trips: box_fetch.h. Up to `io_depth` requests are in
+/// flight at once (several batches' producers share the engine).
 ///
 /// What it leaves to the tasks: reads of mapped files, of sparse frames (chunks are files of
 /// their own, not opened through a store the reader is handed), of local zarr chunks without

@@ -268,20 +268,41 @@ class CurlEngine::Loop {
       : options_(options), multi_(multi), random_(std::random_device{}()) {}
 
   ~Loop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
+    if (!owns_itself_) {
+      {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+      }
+      curl_multi_wakeup(multi_);
+      PATCHFEED_DCHECK(std::this_thread::get_id() != thread_.get_id());
+      thread_.join();
     }
-    curl_multi_wakeup(multi_);
-    PATCHFEED_DCHECK(std::this_thread::get_id() != thread_.get_id());
-    thread_.join();
     for (CURL* easy : idle_)
       curl_easy_cleanup(easy);
     curl_multi_cleanup(multi_);
   }
 
   void Start() {
-    thread_ = std::thread([this] { Run(); });
+    thread_ = std::thread([this] {
+      Run();
+      if (owns_itself_)
+        delete this;  // StopFromWithin: nobody else holds the loop any more
+    });
+  }
+
+  bool OnLoopThread() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+  // The engine's last owner let go of it inside a callback, on this thread (the callback held
+  // the last reference, say a remote file an open handed over): the thread cannot join itself.
+  // It stops as ~CurlEngine promises (every request completed with kCancelled) once the
+  // callback returns, and the loop deletes itself when its thread ends.
+  void StopFromWithin() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    owns_itself_ = true;
+    thread_.detach();
   }
 
   void Submit(HttpRequest request) {
@@ -563,6 +584,7 @@ class CurlEngine::Loop {
   std::mutex mutex_;
   std::vector<std::unique_ptr<Transfer>> incoming_;  // guarded by mutex_
   bool stopping_ = false;                            // guarded by mutex_
+  bool owns_itself_ = false;                         // set and read on the loop's thread
 
   // The engine thread's own.
   std::deque<std::unique_ptr<Transfer>> pending_;
@@ -583,7 +605,10 @@ class CurlEngine::Loop {
 
 CurlEngine::CurlEngine(const CurlEngineOptions& options) : options_(options) {}
 
-CurlEngine::~CurlEngine() = default;
+CurlEngine::~CurlEngine() {
+  if (loop_ != nullptr && loop_->OnLoopThread())
+    loop_.release()->StopFromWithin();
+}
 
 Result<std::unique_ptr<CurlEngine>> CurlEngine::Create(const CurlEngineOptions& options) {
   if (options.depth < 1)

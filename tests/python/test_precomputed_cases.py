@@ -14,6 +14,7 @@ import subprocess
 import numpy as np
 import patchfeed
 import pytest
+from storage_servers import fault_proxy, http_server  # noqa: F401
 from test_precomputed import CHUNK, OFFSET, SIZE, _padded, _view, _write_layer
 
 cloudvolume = pytest.importorskip("cloudvolume")
@@ -180,3 +181,32 @@ def test_from_precomputed_refuses_layers_that_do_not_pair(tmp_path):
         patchfeed.Dataset.from_precomputed(tmp_path, scale=(8, 8, 40))
     with pytest.raises(ValueError, match="no precomputed layer 'img'"):
         patchfeed.Dataset.from_precomputed(tmp_path, image="img")
+
+
+def test_a_cutout_over_http_requests_its_chunks_all_at_once(tmp_path, http_server, fault_proxy):
+    """`read_box` of a remote layer asks for every chunk it needs before waiting for any: the
+    proxy sees many requests in flight, and the box costs a few round trips, not one per
+    chunk. The voxels equal the local layer's."""
+    data = _write_layer(tmp_path / "layer", "uint16", 1, False)  # no `.gz` files over HTTP
+    proxy = fault_proxy(http_server.url)
+    proxy.delay_s = 0.05
+    remote = patchfeed.open_array(f"{proxy.url}/layer")
+    proxy.reset_stats()
+    got = remote.read_box([0, 0, 0, 0], [1, SIZE[2], SIZE[1], SIZE[0]])
+    stats = proxy.stats()
+    assert np.array_equal(got, _view(data))
+    chunks = np.prod([-(-s // c) for s, c in zip(SIZE, CHUNK)])  # 3 x 4 x 4 = 48
+    assert stats["total_requests"] == chunks, stats  # one GET per chunk, no HEAD
+    assert stats["max_in_flight"] >= chunks // 2, stats
+    # Absolute boxes and missing chunks refused go the same way.
+    box = ([0, OFFSET[2], OFFSET[1], OFFSET[0]], [1, OFFSET[2] + 4, OFFSET[1] + 8, OFFSET[0] + 16])
+    assert np.array_equal(remote.read_box(*box, absolute=True), _view(data)[:, :4, :8, :16])
+
+
+def test_cli_read_of_a_remote_cutout_is_the_local_one(tmp_path, http_server, cli_path):
+    _write_layer(tmp_path / "layer", "uint8", 1, False)
+    for where, name in ((f"{http_server.url}/layer", "remote.npy"), (str(tmp_path / "layer"),
+                                                                     "local.npy")):
+        subprocess.run([str(cli_path), "read", where, "--box", "0:1,2:11,-3:20,5:38", "--npy",
+                        "--out", str(tmp_path / name)], check=True)
+    assert np.array_equal(np.load(tmp_path / "remote.npy"), np.load(tmp_path / "local.npy"))

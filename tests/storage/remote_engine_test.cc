@@ -1,10 +1,12 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // CurlEngine against remote_test_server.py: exact ranges, retries of injected faults,
 // refusal of answers whose sizes disagree, the depth bound, timeouts and cancellation.
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -287,6 +289,28 @@ TEST_F(CurlEngineTest, DestructionCancelsQueuedWaitingAndInFlightRequests) {
                 StatusIs(StatusCode::kCancelled, HasSubstr("closed before the request finished")))
         << i;
   }
+}
+
+// A callback may hold the engine's last owner (a remote file an open hands over): dropping it
+// there, on the engine's own thread, stops the engine without it joining itself.
+TEST_F(CurlEngineTest, ItsLastOwnerMayLetGoInsideACallback) {
+  std::shared_ptr<CurlEngine> engine = Engine();
+  std::vector<std::byte> out(100);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool called = false;
+  HttpRequest request = Get(0, out);
+  request.done = [&, owner = engine](HttpResult&& r) mutable {
+    EXPECT_OK(r.status);
+    owner.reset();  // the last reference: ~CurlEngine on the engine's thread
+    std::lock_guard lock(mutex);
+    called = true;
+    cv.notify_all();
+  };
+  engine->Submit(std::move(request));
+  engine.reset();  // the callback's copy is the only one left
+  std::unique_lock lock(mutex);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return called; }));
 }
 
 }  // namespace
