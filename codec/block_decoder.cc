@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "codec/bitshuffle.h"
@@ -111,10 +112,12 @@ void FillSpecial(const ChunkHeader& h, std::span<const std::byte> chunk, size_t 
 
 }  // namespace
 
-std::byte* BlockDecoder::Scratch(std::vector<std::byte>& buf, size_t size) {
-  if (buf.size() < size)
-    buf.resize(size);
-  return buf.data();
+std::byte* BlockDecoder::Scratch(ScratchBuffer& buf, size_t size) {
+  if (buf.size < size) {
+    buf.data = std::make_unique_for_overwrite<std::byte[]>(size);
+    buf.size = size;
+  }
+  return buf.data.get();
 }
 
 Status BlockDecoder::DecodeStreams(std::span<const std::byte> chunk, const ChunkHeader& h,
