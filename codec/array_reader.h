@@ -76,6 +76,10 @@ struct ArrayFootprint {
   /// Whether reads decode whole chunks into scratch (Blosc2 DELTA; zarr chunks that are not
   /// Blosc): one chunk_bytes buffer per worker.
   bool whole_chunks = false;
+  /// Chunk files that reads take whole hold at most this many bytes (precomputed's unsharded
+  /// chunks): a reader fetching ahead asks for that much with a file's open. 0: reads take
+  /// parts of chunk files (Blosc blocks, a shard's index and chunks).
+  int64_t whole_file_bytes = 0;
 };
 
 class ArrayReader {

@@ -49,10 +49,8 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
-import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 import time
@@ -69,6 +67,7 @@ import tensorstore as ts
 import zarr
 import zarr.storage
 from patchfeed import _core
+from proxy_process import ProxyProcess, cpu_seconds
 from zarr.codecs import ZstdCodec
 from zarr_read_vs_zarr_tensorstore import image_like
 
@@ -92,7 +91,6 @@ LOADER_ROWS = (
     ("pf Loader, 16 threads, ring 16, consumer_produces=False",
      {"num_threads": 16, "ring_size": 16, "consumer_produces": False}),
 )
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # ---- data -----------------------------------------------------------------------------------
@@ -143,69 +141,6 @@ def whole_chunk_bytes(root: pathlib.Path, boxes) -> float:
                 for x in ranges[2]:
                     total += (root / "v2.zarr" / f"0.{z}.{y}.{x}").stat().st_size
     return total / len(boxes)
-
-
-# ---- the proxy, in a process of its own ------------------------------------------------------
-
-_PROXY_CHILD = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-from fault_proxy import FaultProxy
-proxy = FaultProxy(sys.argv[2]).start()
-print(json.dumps({"url": proxy.url}), flush=True)
-for line in sys.stdin:
-    cmd = json.loads(line)
-    out = {}
-    if cmd["op"] == "delay":
-        proxy.delay_s = cmd["seconds"]
-    elif cmd["op"] == "reset":
-        proxy.reset_stats()
-    elif cmd["op"] == "stats":
-        out = proxy.stats()
-    print(json.dumps(out), flush=True)
-proxy.stop()
-"""
-
-
-class ProxyProcess:
-    """tests/servers/fault_proxy.py run in a child process, so that its Python (aiohttp) neither
-    counts as this process's CPU nor takes this process's GIL; driven by JSON lines."""
-
-    def __init__(self, upstream: str) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-c", _PROXY_CHILD, str(_SERVERS), upstream],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.pid = self._proc.pid
-        self.url = json.loads(self._proc.stdout.readline())["url"]
-
-    def _call(self, **cmd) -> dict:
-        self._proc.stdin.write(json.dumps(cmd) + "\n")
-        self._proc.stdin.flush()
-        return json.loads(self._proc.stdout.readline())
-
-    def set_delay(self, seconds: float) -> None:
-        self._call(op="delay", seconds=seconds)
-
-    def reset_stats(self) -> None:
-        self._call(op="reset")
-
-    def stats(self) -> dict:
-        return self._call(op="stats")
-
-    def stop(self) -> None:
-        self._proc.stdin.close()
-        try:
-            self._proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (all its threads), from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        # The command name may hold spaces: the fields after it start past its ")".
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
 def weed_pid() -> int:

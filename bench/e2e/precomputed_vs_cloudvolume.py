@@ -21,8 +21,14 @@ Each cell: the median wall time of --repeats cutouts (the first, which opens fil
 caches, not counted), and this process's CPU time per cutout (children included for cv par).
 Then random 128^3 patches of the compressed_segmentation layer, read by each reader.
 
+With --delay-ms D the same tables are read over HTTP: the layers without gzip (cloud-volume asks
+a web server for chunk names without `.gz`) served by tests/servers/range_http.py behind the
+latency proxy (tests/servers/fault_proxy.py: D ms before every response), both in processes of
+their own; every reader reads `http://` URLs (tensorstore through its http kvstore), and the
+table adds the requests each cutout cost at the proxy.
+
 Usage: PYTHONPATH=build/test/python python3 bench/e2e/precomputed_vs_cloudvolume.py \\
-         [--repeats 5] [--max-chunks 512]
+         [--repeats 5] [--max-chunks 512] [--delay-ms 20]
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ import numpy as np
 import patchfeed
 import tensorstore as ts
 from cloudvolume import CloudVolume
+from proxy_process import ProxyProcess, RangeServerProcess
 
 CHUNK = (128, 128, 64)
 GRID = (8, 8, 8)
@@ -74,13 +81,13 @@ def write_image(path: pathlib.Path, compress) -> None:
         vol[:, :, z0:z0 + CHUNK[2]] = slab
 
 
-def write_segmentation(path: pathlib.Path) -> None:
+def write_segmentation(path: pathlib.Path, compress=None) -> None:
     info = CloudVolume.create_new_info(
         num_channels=1, layer_type="segmentation", data_type="uint32",
         encoding="compressed_segmentation", resolution=[8, 8, 40], voxel_offset=[0, 0, 0],
         chunk_size=list(SEG_CHUNK), volume_size=list(SEG_SIZE),
         compressed_segmentation_block_size=[8, 8, 8])
-    vol = CloudVolume(f"file://{path}", info=info, progress=False)
+    vol = CloudVolume(f"file://{path}", info=info, progress=False, compress=compress)
     vol.commit_info()
     rng = np.random.default_rng(1)
     # Cells: labels of a coarse random grid, upsampled: runs of one label, ~4000 ids.
@@ -112,14 +119,18 @@ def measure(read, repeats: int) -> tuple[float, float]:
     return statistics.median(walls) * 1e3, (cpu_seconds() - cpu0) / repeats * 1e3
 
 
-def readers(layer: pathlib.Path, raw_layer: pathlib.Path):
+def readers(layer: pathlib.Path | str, raw_layer: pathlib.Path | str, remote: bool = False):
     """Each reader of `layer`; "pf raw" and "ts" read `raw_layer`, its copy without gzip
-    (tensorstore reads no `.gz` chunk files, which cloud-volume writes on local disks)."""
+    (tensorstore reads no `.gz` chunk files, which cloud-volume writes on local disks). Remote:
+    both are the same `http://` URL, and "pf raw" is left out (it is "pf")."""
     arr = patchfeed.open_array(str(layer))
     raw = patchfeed.open_array(str(raw_layer))
-    cv = CloudVolume(f"file://{layer}", progress=False, parallel=False, fill_missing=True)
-    cv_par = CloudVolume(f"file://{layer}", progress=False, parallel=2, fill_missing=True)
-    store = ts.open({"driver": "neuroglancer_precomputed", "kvstore": f"file://{raw_layer}",
+    url = str(layer) if remote else f"file://{layer}"
+    cv = CloudVolume(url, progress=False, parallel=False, fill_missing=True)
+    cv_par = CloudVolume(url, progress=False, parallel=2, fill_missing=True)
+    kvstore = ({"driver": "http", "base_url": str(raw_layer)} if remote
+               else f"file://{raw_layer}")
+    store = ts.open({"driver": "neuroglancer_precomputed", "kvstore": kvstore,
                      "context": {"cache_pool": {"total_bytes_limit": 0}}}).result()
 
     def pf(start, size, a=arr):  # start and size x, y, z; patchfeed's view is (c, z, y, x)
@@ -146,7 +157,7 @@ def readers(layer: pathlib.Path, raw_layer: pathlib.Path):
     def box(start, size):
         return tuple(slice(a, a + n) for a, n in zip(start, size))
 
-    return {
+    fns = {
         "pf": pf,
         "pf x2": pf2,
         "cv": lambda start, size: cv[box(start, size)],
@@ -154,6 +165,9 @@ def readers(layer: pathlib.Path, raw_layer: pathlib.Path):
         "pf raw": lambda start, size: pf(start, size, raw),
         "ts": lambda start, size: store[box(start, size)].read().result(),
     }
+    if remote:
+        del fns["pf raw"]
+    return fns
 
 
 def main():
@@ -163,9 +177,12 @@ def main():
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--max-chunks", type=int, default=512)
     p.add_argument("--patches", type=int, default=20)
+    p.add_argument("--delay-ms", type=float, default=None,
+                   help="read over HTTP through the latency proxy, this many ms per response")
     args = p.parse_args()
     root = pathlib.Path(args.dir)
-    image, image_raw, seg = root / "image", root / "image_raw", root / "seg"
+    image, image_raw = root / "image", root / "image_raw"
+    seg, seg_raw = root / "seg", root / "seg_raw"
     t0 = time.perf_counter()
     if not (image / "info").exists():
         write_image(image, "gzip")
@@ -173,41 +190,74 @@ def main():
         write_image(image_raw, False)
     if not (seg / "info").exists():
         write_segmentation(seg)
+    if args.delay_ms is not None and not (seg_raw / "info").exists():
+        write_segmentation(seg_raw, False)
     print(f"# data ready in {time.perf_counter() - t0:.0f} s; {os.cpu_count()} cores; "
           f"median of {args.repeats} cutouts after one untimed")
+    if args.delay_ms is None:
+        tables(readers(image, image_raw), readers(seg, seg), args)
+        return
+    server = RangeServerProcess(root)
+    proxy = ProxyProcess(server.url)
+    try:
+        proxy.set_delay(args.delay_ms / 1e3)
+        print(f"# over HTTP, +{args.delay_ms:g} ms per response (latency proxy)")
+        base = proxy.url
+        tables(readers(f"{base}/image_raw", f"{base}/image_raw", remote=True),
+               readers(f"{base}/seg_raw", f"{base}/seg_raw", remote=True), args, proxy)
+    finally:
+        proxy.stop()
+        server.stop()
 
-    fns = readers(image, image_raw)
+
+def tables(fns, seg_fns, args, proxy: ProxyProcess | None = None) -> None:
+    """The cutout table with `fns`, then the compressed_segmentation patches with `seg_fns`;
+    with `proxy`, the requests per cutout it saw for each reader."""
     # Every reader returns the same voxels (checked once, on a 2-chunk cutout off the origin).
     start, size = (128, 256, 64), (256, 128, 64)
     want = np.asarray(fns["cv"](start, size))[..., 0].transpose(2, 1, 0)
     assert np.array_equal(fns["pf"](start, size)[0], want)
     assert np.array_equal(np.asarray(fns["ts"](start, size))[..., 0].transpose(2, 1, 0), want)
     names = list(fns)
+    requests = {}
+
+    def measured(name, read):
+        if proxy is not None:
+            proxy.reset_stats()
+        row = measure(read, args.repeats)
+        if proxy is not None:
+            requests[name] = proxy.stats()["total_requests"] / (args.repeats + 1)
+        return row
+
+    extra = " | requests per cutout (" + ", ".join(names) + ")" if proxy else ""
     print("| chunks | box (x, y, z) | " + " | ".join(f"{n} ms" for n in names) +
-          " | " + " | ".join(f"{n} CPU ms" for n in names) + " | cv best / pf | ts CPU / pf raw CPU |")
-    print("|---" * (3 + 2 * len(names) + 1) + "|")
+          " | " + " | ".join(f"{n} CPU ms" for n in names) + " | cv best / pf | ts / pf |" +
+          (" ts CPU / pf CPU |" if proxy else " ts CPU / pf raw CPU |") + extra)
+    print("|---" * (3 + 2 * len(names) + 2 + (1 if proxy else 0)) + "|")
     for n, size in cutout_shapes(args.max_chunks):
         origin = (0, 0, 0)
-        rows = {name: measure(lambda f=f: f(origin, size), args.repeats)
-                for name, f in fns.items()}
+        rows = {name: measured(name, lambda f=f: f(origin, size)) for name, f in fns.items()}
         walls = " | ".join(f"{rows[k][0]:.1f}" for k in names)
         cpus = " | ".join(f"{rows[k][1]:.1f}" for k in names)
         cv_best = min(rows["cv"][0], rows["cv par"][0])
+        pf_cpu = rows["pf"][1] if proxy else rows["pf raw"][1]
+        counts = (" | " + ", ".join(f"{requests[k]:.0f}" for k in names) + " |") if proxy else ""
         print(f"| {n} | {size} | {walls} | {cpus} | {cv_best / rows['pf'][0]:.2f}x | "
-              f"{rows['ts'][1] / rows['pf raw'][1]:.2f}x |", flush=True)
+              f"{rows['ts'][0] / rows['pf'][0]:.2f}x | {rows['ts'][1] / pf_cpu:.2f}x |" + counts,
+              flush=True)
 
     # Random 128^3 patches of the compressed_segmentation layer.
-    fns = readers(seg, seg)
     rng = np.random.default_rng(3)
     starts = [tuple(int(rng.integers(0, s - 128)) for s in SEG_SIZE) for _ in range(args.patches)]
-    want = np.asarray(fns["cv"](starts[0], (128,) * 3))[..., 0].transpose(2, 1, 0)
-    assert np.array_equal(fns["pf"](starts[0], (128,) * 3)[0], want)
+    want = np.asarray(seg_fns["cv"](starts[0], (128,) * 3))[..., 0].transpose(2, 1, 0)
+    assert np.array_equal(seg_fns["pf"](starts[0], (128,) * 3)[0], want)
+    names = list(seg_fns)
     print()
     print("| compressed_segmentation, random 128^3 | " + " | ".join(f"{n} ms" for n in names) +
           " | " + " | ".join(f"{n} CPU ms" for n in names) + " |")
     print("|---" * (1 + 2 * len(names)) + "|")
     rows = {}
-    for name, f in fns.items():
+    for name, f in seg_fns.items():
         f(starts[0], (128,) * 3)
         walls = []
         cpu0 = cpu_seconds()

@@ -169,6 +169,18 @@ ArrayFootprint PrecomputedReader::Footprint() const {
   f.block_bytes = geom_.chunk_nitems * geom_.itemsize;
   f.chunk_bytes = f.block_bytes;
   f.whole_chunks = true;  // every chunk is decoded (gunzipped) whole before it is copied
+  if (!scale().sharding.has_value()) {
+    // A chunk file is read whole: the most its encoding (gzip'd or not) takes.
+    NdIndex extent{};
+    for (int d = 0; d < geom_.ndim; ++d)
+      extent[static_cast<size_t>(d)] = geom_.chunkshape[static_cast<size_t>(d)];
+    const int64_t encoded = scale().kind == Encoding::kCompressedSegmentation
+                                ? MaxSegmentationBytes(extent)
+                            : scale().kind == Encoding::kJpeg || scale().kind == Encoding::kPng
+                                ? 2 * f.chunk_bytes + 65536
+                                : f.chunk_bytes;
+    f.whole_file_bytes = MaxGzipBytes(encoded);
+  }
   return f;
 }
 

@@ -31,6 +31,9 @@ constexpr uint64_t kRemoteChunkFileMinRead = uint64_t{64} << 10;
 // this size comes whole in that one request, as tensorstore reads it. Shards are opened with a
 // HEAD instead: their index is at the end.
 constexpr uint64_t kRemoteChunkFileFirstRead = uint64_t{512} << 10;
+// A remote chunk file that reads take whole (ArrayFootprint::whole_file_bytes) is opened with a
+// GET of up to its largest size, this at most: one request brings it.
+constexpr uint64_t kRemoteWholeFileMaxRead = uint64_t{16} << 20;
 
 // What a round asks for: ranges of fetched files, and (chunk files) files to open.
 struct RangeRequest {
@@ -257,7 +260,11 @@ bool MakeFetchJob(std::shared_ptr<const codec::ArrayReader> array, const codec::
       return false;  // local chunk files without an engine: the task reads them
     job->store = std::make_shared<FetchedStore>(*store, &arena, fallback_reads);
     job->min_read = store->remote() ? kRemoteChunkFileMinRead : kChunkFileMinRead;
-    job->open_read = store->remote() && !BlocksApart(a) ? kRemoteChunkFileFirstRead : 0;
+    if (store->remote() && !BlocksApart(a)) {
+      // A file read whole comes whole with its open (up to a bound), in one request.
+      job->open_read = std::clamp(static_cast<uint64_t>(a.Footprint().whole_file_bytes),
+                                  kRemoteChunkFileFirstRead, kRemoteWholeFileMaxRead);
+    }
   } else {
     return false;
   }
