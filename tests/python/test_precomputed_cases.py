@@ -198,6 +198,19 @@ def test_a_cutout_over_http_requests_its_chunks_all_at_once(tmp_path, http_serve
     chunks = np.prod([-(-s // c) for s, c in zip(SIZE, CHUNK)])  # 3 x 4 x 4 = 48
     assert stats["total_requests"] == chunks, stats  # one GET per chunk, no HEAD
     assert stats["max_in_flight"] >= chunks // 2, stats
+    # A chunk larger than an open's usual first read (512 KiB) still comes in one request.
+    info = CloudVolume.create_new_info(
+        num_channels=1, layer_type="image", data_type="uint8", encoding="raw",
+        resolution=[4, 4, 40], voxel_offset=[0, 0, 0], chunk_size=[128, 128, 64],
+        volume_size=[128, 128, 64])
+    big = CloudVolume(f"file://{tmp_path / 'big'}", info=info, compress=False)
+    big.commit_info()
+    voxels = np.random.default_rng(5).integers(0, 255, (128, 128, 64, 1), dtype=np.uint8)
+    big[:, :, :] = voxels
+    opened = patchfeed.open_array(f"{proxy.url}/big")
+    proxy.reset_stats()
+    assert np.array_equal(opened[...], _view(voxels))
+    assert proxy.stats()["requests"] == {"GET": 1}
     # Absolute boxes and missing chunks refused go the same way.
     box = ([0, OFFSET[2], OFFSET[1], OFFSET[0]], [1, OFFSET[2] + 4, OFFSET[1] + 8, OFFSET[0] + 16])
     assert np.array_equal(remote.read_box(*box, absolute=True), _view(data)[:, :4, :8, :16])
