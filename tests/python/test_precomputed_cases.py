@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import patchfeed
 import pytest
-from storage_servers import fault_proxy, http_server  # noqa: F401
+from storage_servers import fault_proxy, http_server, s3_bucket, seaweed  # noqa: F401
 from test_precomputed import CHUNK, OFFSET, SIZE, _padded, _view, _write_layer
 
 cloudvolume = pytest.importorskip("cloudvolume")
@@ -223,3 +223,26 @@ def test_cli_read_of_a_remote_cutout_is_the_local_one(tmp_path, http_server, cli
         subprocess.run([str(cli_path), "read", where, "--box", "0:1,2:11,-3:20,5:38", "--npy",
                         "--out", str(tmp_path / name)], check=True)
     assert np.array_equal(np.load(tmp_path / "remote.npy"), np.load(tmp_path / "local.npy"))
+
+
+def test_from_precomputed_over_s3_reads_the_local_batches(tmp_path, seaweed, s3_bucket):
+    _volumes(tmp_path / "vols", 2)
+    seaweed.put_tree(s3_bucket, "vols", tmp_path / "vols")
+    options = {"endpoint_url": seaweed.endpoint, "key": seaweed.admin_key,
+               "secret": seaweed.admin_secret, "region": seaweed.region}
+    local = patchfeed.Dataset.from_precomputed(tmp_path / "vols", scale=(8, 8, 40))
+    remote = patchfeed.Dataset.from_precomputed(f"s3://{s3_bucket}/vols", scale=(8, 8, 40),
+                                                storage_options=options)
+    assert remote.case_ids == local.case_ids
+    assert remote.paths(0) == [f"s3://{s3_bucket}/vols/vol0/image/8_8_40",
+                               f"s3://{s3_bucket}/vols/vol0/segmentation/8_8_40"]
+    batches = []
+    for ds in (local, remote):
+        with patchfeed.Loader(ds, PATCH, batch_size=2, seed=8, num_threads=2, as_numpy=True,
+                              foreground="off", pad_values={"seg": 0}) as loader:
+            batches.append([(b["image"].copy(), b["seg"].copy())
+                            for _, b in zip(range(3), loader)])
+            metrics = loader.metrics()
+    for (li, ls), (ri, rs) in zip(*batches):
+        assert np.array_equal(li, ri) and np.array_equal(ls, rs)
+    assert metrics["io_fallback_reads"] == 0, metrics
