@@ -246,3 +246,19 @@ def test_from_precomputed_over_s3_reads_the_local_batches(tmp_path, seaweed, s3_
     for (li, ls), (ri, rs) in zip(*batches):
         assert np.array_equal(li, ri) and np.array_equal(ls, rs)
     assert metrics["io_fallback_reads"] == 0, metrics
+
+
+def test_convert_takes_a_scale_by_its_folder(tmp_path):
+    from patchfeed.convert import convert
+
+    volumes = _volumes(tmp_path / "vols", 1)
+    image, labels = volumes["vol0"]
+    vol = tmp_path / "vols" / "vol0"
+    report = convert([{"image": str(vol / "image" / "8_8_40"),
+                       "label": str(vol / "segmentation" / "8_8_40")}], tmp_path / "out",
+                     image_dtype="float32", progress=False)
+    assert report.converted == ["segmentation"]  # named by the label's layer
+    got = patchfeed.open_array(str(tmp_path / "out" / "segmentation.b2nd"))[...]
+    assert np.array_equal(got, image.astype(np.float32))
+    seg = patchfeed.open_array(str(tmp_path / "out" / "segmentation_seg.b2nd"))[...]
+    assert np.array_equal(seg, labels.astype(np.int16))

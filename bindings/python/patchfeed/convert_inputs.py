@@ -132,6 +132,12 @@ def _is_precomputed(path: str) -> bool:
             and zarr_node(path) is None)
 
 
+def _is_precomputed_scale(path: str) -> bool:
+    """One scale of a precomputed layer named by its folder, `<layer>/<key>`."""
+    path = path.rstrip("/")
+    return os.path.isdir(path) and _is_precomputed(os.path.dirname(path))
+
+
 def has_ome_image(cases: Sequence[Case]) -> bool:
     """Whether an input has levels to choose from: an OME-Zarr image or a precomputed layer."""
     return any(zarr_node(p) == "ome" or _is_precomputed(p)
@@ -147,7 +153,8 @@ def find_cases(inputs: Any, labels: PathLike | None = None) -> list[Case]:
         path = os.fspath(inputs)
         _check_exists(path)
         node = zarr_node(path) if os.path.isdir(path) else None
-        folder = os.path.isdir(path) and not _is_zarr(path) and not _is_precomputed(path)
+        folder = (os.path.isdir(path) and not _is_zarr(path) and not _is_precomputed(path)
+                  and not _is_precomputed_scale(path))
         if labels is not None and not folder:
             raise ConvertError("labels= goes with a folder of images; a list, JSON file or zarr "
                                "group names each case's label")
@@ -387,7 +394,8 @@ def _cases_from_list(items: Sequence[Any], base_dir: str | None) -> list[Case]:
         for p in images + ([label] if label else []):
             _check_exists(p)
             if _strip_extension(os.path.basename(p.rstrip("/"))) is None and not (
-                    os.path.isdir(p) and (zarr_node(p) is not None or _is_precomputed(p))):
+                    os.path.isdir(p) and (zarr_node(p) is not None or _is_precomputed(p)
+                                          or _is_precomputed_scale(p))):
                 raise ConvertError(f"{p}: unsupported file type (convert reads {_SUPPORTED})")
         cases.append(Case(str(item.get("id") or _derived_id(images, label)), tuple(images), label))
     return cases
@@ -398,14 +406,21 @@ def _check_exists(path: str) -> None:
         raise ConvertError(f"no such file or folder: {path}")
 
 
+def _input_name(path: str) -> str:
+    """The file or folder name of an input; a precomputed scale's folder (`<layer>/<key>`) is
+    named by its layer."""
+    path = path.rstrip("/")
+    return os.path.basename(os.path.dirname(path) if _is_precomputed_scale(path) else path)
+
+
 def _derived_id(images: Sequence[str], label: str | None) -> str:
     """The label's name (labels are named by case in nnU-Net's and the Decathlon's layouts),
     else the first image's without `_0000`; without an extension (a zarr array inside a group,
     e.g. `data.zarr/case1/image`), the whole name."""
     if label is not None:
-        name = os.path.basename(label.rstrip("/"))
+        name = _input_name(label)
         return _strip_extension(name) or name
-    name = os.path.basename(images[0].rstrip("/"))
+    name = _input_name(images[0])
     stem = _strip_extension(name) or name
     return stem[:-5] if stem.endswith("_0000") else stem
 
@@ -428,7 +443,7 @@ def _format(path: str) -> str:
         return "nifti"
     if name.endswith(".npy"):
         return "npy"
-    if _is_precomputed(path):
+    if _is_precomputed(path) or _is_precomputed_scale(path):
         return "precomputed"
     if _is_zarr(path):
         return "zarr"
@@ -444,7 +459,8 @@ def _open_source(path: str, level: int) -> Any:
             return _nibabel().load(path).dataobj
         if fmt == "npy":
             return np.load(path, mmap_mode="r")
-        leveled = fmt == "precomputed" or (os.path.isdir(path) and zarr_node(path) == "ome")
+        # A layer's scale is `level`; a scale's folder names its own.
+        leveled = _is_precomputed(path) or (os.path.isdir(path) and zarr_node(path) == "ome")
         return open_array(path, level=level if leveled else 0)
     except (ImportError, ConvertError):
         raise
