@@ -177,7 +177,7 @@ def test_from_precomputed_refuses_layers_that_do_not_pair(tmp_path):
         patchfeed.Dataset.from_precomputed(tmp_path, scale=(8, 8, 40))
     # One volume without a segmentation among volumes with one.
     (tmp_path / "vol1" / "segmentation" / "info").rename(tmp_path / "vol1" / "seg_info")
-    with pytest.raises(ValueError, match=r"1 volumes have a segmentation layer and 1 do not"):
+    with pytest.raises(ValueError, match=r"1 cases have a segmentation layer and 1 do not"):
         patchfeed.Dataset.from_precomputed(tmp_path, scale=(8, 8, 40))
     with pytest.raises(ValueError, match="no precomputed layer 'img'"):
         patchfeed.Dataset.from_precomputed(tmp_path, image="img")

@@ -69,12 +69,8 @@ class Dataset:
         from patchfeed.convert_inputs import cases_in_zarr_group
 
         cases = cases_in_zarr_group(group, store)
-        labelled = [c.case_id for c in cases if c.label is not None]
-        if labelled and len(labelled) != len(cases):
-            unlabelled = [c.case_id for c in cases if c.label is None]
-            raise ValueError(f"zarr group {os.fspath(group)}: {len(labelled)} cases have a label "
-                             f"and {len(unlabelled)} do not (e.g. {unlabelled[:3]}); pass "
-                             f"arrays=['image'] to read the images alone")
+        labelled = _all_or_none_labelled(cases, f"zarr group {group}", "a label",
+                                         "arrays=['image']")
         names = ["image", "seg"] if labelled else ["image"]
         return cls.from_list(names, {c.case_id: c.paths for c in cases}, storage_options)
 
@@ -109,7 +105,7 @@ class Dataset:
         root = os.fspath(root).rstrip("/")
         store = _store(root, storage_options)
         cases = precomputed_cases.precomputed_cases(root, store, image, label, scale)
-        labelled = cases[0].label is not None
+        labelled = _all_or_none_labelled(cases, root, "a segmentation layer", "label=()")
         names = ["image", "seg"] if labelled else ["image"]
         listed = [(c.case_id, [c.image, c.label] if labelled else [c.image]) for c in cases]
         core = _core.Dataset.from_list(names, listed, store)
@@ -138,3 +134,15 @@ class Dataset:
 
     def __repr__(self) -> str:
         return f"Dataset({len(self)} cases, arrays {self.array_names})"
+
+
+def _all_or_none_labelled(cases: Sequence[Any], where: str, what: str, images_alone: str) -> bool:
+    """Whether `cases` (each with `case_id` and `label`) have labels: all of them or none, else
+    a ValueError saying which do not and how to read the images alone."""
+    labelled = [c.case_id for c in cases if c.label is not None]
+    if labelled and len(labelled) != len(cases):
+        unlabelled = [c.case_id for c in cases if c.label is None]
+        raise ValueError(f"{where}: {len(labelled)} cases have {what} and {len(unlabelled)} do "
+                         f"not (e.g. {unlabelled[:3]}); pass {images_alone} to read the images "
+                         f"alone")
+    return bool(labelled)

@@ -104,7 +104,7 @@ def precomputed_cases(root: str, store: _core.Store, image: str = "image",
     """The cases under `root`: `root` itself when it holds the layer `image` (or is a layer:
     one case, no segmentation), else each folder in it that holds `image`, sorted by name.
     `label`: the segmentation layer's name, or names to look for (the first found; () for
-    images alone). Every case has a segmentation or none has."""
+    images alone)."""
     labels = [label] if isinstance(label, str) else list(label)
     name = root.rstrip("/").rsplit("/", 1)[-1]
     if _is_layer(root, store):
@@ -117,10 +117,4 @@ def precomputed_cases(root: str, store: _core.Store, image: str = "image",
              if entry.endswith("/") and _is_layer(_join(_join(root, entry[:-1]), image), store)]
     if not cases:
         raise ValueError(f"{root}: no precomputed layer {image!r} in it or in any folder in it")
-    labelled = [c.case_id for c in cases if c.label is not None]
-    if labelled and len(labelled) != len(cases):
-        missing = [c.case_id for c in cases if c.label is None]
-        raise ValueError(f"{root}: {len(labelled)} volumes have a segmentation layer and "
-                         f"{len(missing)} do not (e.g. {missing[:3]}); pass label=() to read the "
-                         f"images alone")
     return cases
