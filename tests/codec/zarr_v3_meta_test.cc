@@ -5,7 +5,7 @@
 // forms of the spec, and one damaged or unsupported field at a time with the error it must
 // give.
 
-#include "codec/zarr_v3_meta.h"
+#include "codec/zarr/zarr_v3_meta.h"
 
 #include <cstdint>
 #include <filesystem>

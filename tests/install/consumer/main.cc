@@ -8,7 +8,7 @@
 #include <string>
 
 #include "augment/nnunet_pipeline.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/nd_reader.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
 
