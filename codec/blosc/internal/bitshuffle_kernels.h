@@ -3,10 +3,11 @@
 #define PATCHFEED_CODEC_BLOSC_INTERNAL_BITSHUFFLE_KERNELS_H_
 
 /// \file
-/// Per-instruction-set kernels behind codec/bitshuffle.h. Every kernel transforms exactly `n`
+/// Per-instruction-set kernels behind codec/blosc/bitshuffle.h. Every kernel transforms exactly `n`
 /// elements of `t` bytes (`n` a multiple of 8, `n * t` bytes, `t >= 1`); the Blosc2 remainder
-/// rule and the run-time choice of kernel live in codec/bitshuffle.cc. `src` and `dst` must not
-/// overlap. The bit rows are `n / 8` bytes long; an 8-element "group" is one byte column of them.
+/// rule and the run-time choice of kernel live in codec/blosc/bitshuffle.cc. `src` and `dst` must
+/// not overlap. The bit rows are `n / 8` bytes long; an 8-element "group" is one byte column of
+/// them.
 ///
 /// The SSE2 and AVX2 kernels exist only on x86-64 (each is compiled in its own file with its own
 /// -m flag) and must be called only when ActiveSimdLevel() allows. They handle inputs too short

@@ -3,7 +3,7 @@
 #define PATCHFEED_CODEC_BLOSC_INTERNAL_SHUFFLE_KERNELS_H_
 
 /// \file
-/// Per-instruction-set byte shuffle kernels behind codec/shuffle.h. Each lives in its own
+/// Per-instruction-set byte shuffle kernels behind codec/blosc/shuffle.h. Each lives in its own
 /// translation unit compiled for its instruction set, so only the dispatcher in shuffle.cc may
 /// call them, and only after ActiveSimdLevel() said the CPU has that set.
 ///
