@@ -93,11 +93,12 @@ struct BoxReadScratch {
   int64_t bytes_decoded() const;
 
  private:
-  // One address per context type: how contexts are told apart without RTTI.
+  // One address per context type: how contexts are told apart without RTTI. Not const, so
+  // that no linker folds two types' tags into one (identical read-only data may be merged).
   template <typename T>
   static const void* TagOf() {
-    static constexpr char kTag = 0;
-    return &kTag;
+    static char tag = 0;
+    return &tag;
   }
   struct ContextSlot {
     const void* tag = nullptr;
