@@ -11,8 +11,8 @@
 #include <pybind11/stl.h>
 
 #include "bindings/status_to_exception.h"
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
 
 namespace py = pybind11;
 

@@ -12,8 +12,9 @@
 
 #include "bindings/status_to_exception.h"
 #include "bindings/storage_store.h"
-#include "codec/array_reader.h"
-#include "codec/frame_writer.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/dtype.h"
+#include "codec/open_array.h"
 #include "codec/precomputed/reader.h"
 #include "common/byte_size.h"
 #include "loader/box_read.h"

@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-// Layout rules for Python: nnU-Net 2.8's chunk and block shapes (codec/nnunet_layout.h).
+// Layout rules for Python: nnU-Net 2.8's chunk and block shapes (loader/nnunet_layout.h).
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "codec/nnunet_layout.h"
+#include "loader/nnunet_layout.h"
 
 namespace py = pybind11;
 
@@ -20,7 +20,7 @@ namespace {
 // (chunks, blocks) as tuples; ValueError where nnU-Net's comp_blosc2_params raises.
 std::tuple<std::vector<int32_t>, std::vector<int32_t>> NnUNetChunkBlockShapes(
     const std::vector<int64_t>& shape, const std::vector<int64_t>& patch_size, int64_t itemsize) {
-  codec::ChunkBlockShapes r = codec::NnUNetChunkBlockShapes(shape, patch_size, itemsize);
+  loader::ChunkBlockShapes r = loader::NnUNetChunkBlockShapes(shape, patch_size, itemsize);
   if (r.chunkshape.empty()) {
     throw py::value_error(
         "nnunet_chunk_block_shapes: needs a 4-D shape (c, x, y, z), a 2- or 3-value patch "

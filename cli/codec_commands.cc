@@ -8,8 +8,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/file_io.h"
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
 
 namespace patchfeed::cli {
 namespace {

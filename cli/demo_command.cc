@@ -21,9 +21,10 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/nd_reader.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
+#include "codec/dtype.h"
 #include "common/str_cat.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"

@@ -32,7 +32,7 @@ endfunction()
 
 # patchfeed_cc_library(NAME codec HDRS ... SRCS ... DEPS ... [COPTS ...])
 # makes patchfeed_<NAME> with alias patchfeed::<NAME>; includes are rooted at the repository.
-# Headers are included by their path from the repository root ("codec/nd_reader.h"); installed,
+# Headers are included by their path from the repository root ("codec/b2nd/nd_reader.h"); installed,
 # that root is <prefix>/include/patchfeed.
 set(PATCHFEED_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/patchfeed)
 

@@ -3,16 +3,18 @@
 #define PATCHFEED_CODEC_ARRAY_READER_H_
 
 /// \file
-/// Any N-d array patchfeed reads boxes from: a `.b2nd` frame (NdArrayReader, nd_reader.h) or a
-/// zarr v2/v3 array (ZarrArrayReader, zarr_reader.h). Both describe themselves as the same
-/// chunk-and-block geometry, so one planner (box_plan.h) serves both and the loader never asks
-/// which format it reads:
+/// Any N-d array patchfeed reads boxes from: a `.b2nd` frame (NdArrayReader, b2nd/nd_reader.h),
+/// a zarr v2/v3 array (ZarrArrayReader, zarr/zarr_reader.h) or a Neuroglancer precomputed scale
+/// (precomputed/reader.h); OpenArray (open_array.h) opens one of them by its format. All
+/// describe themselves as the same chunk-and-block geometry, so one planner (box_plan.h) serves
+/// them all and the loader never asks which format it reads:
 ///
 ///   | format            | chunk            | block                        |
 ///   |-------------------|------------------|------------------------------|
 ///   | `.b2nd`           | Blosc2 chunk     | Blosc2 block (an N-d box)    |
 ///   | zarr, unsharded   | chunk file       | the whole chunk              |
 ///   | zarr v3, sharded  | shard file       | inner chunk                  |
+///   | precomputed       | chunk file       | the whole chunk              |
 ///
 /// The base class holds what every format shares: checking a read against the plan, the pad
 /// regions, and whole-box reads. A format implements ReadChunkPiece (one chunk's part of a
@@ -20,22 +22,22 @@
 ///
 /// Readers are immutable after opening: any number of threads may read at once, each with its
 /// own BoxReadScratch. No reader spawns a thread.
+///
+/// This header is the formats' shared interface: it includes no format's folder.
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "codec/b2nd_meta.h"
-#include "codec/block_decoder.h"
 #include "codec/box_plan.h"
-#include "codec/chunk_format.h"
-#include "codec/frame_reader.h"
-#include "codec/stream_codecs.h"
+#include "codec/nd_geometry.h"
 #include "common/result.h"
 #include "common/strided_view.h"
+#include "storage/byte_source.h"
 #include "storage/store.h"
 
 namespace patchfeed::codec {
@@ -43,12 +45,22 @@ namespace patchfeed::codec {
 /// A strided N-d destination: the codec's name for common's StridedView.
 using NdView = StridedView;
 
+/// Decoding state a format keeps in a worker's BoxReadScratch: codec contexts and buffers that
+/// grow to the largest unit seen (the Blosc decoders of `.b2nd` and zarr arrays,
+/// blosc/read_context.h). A format derives its own and gets a worker's with
+/// BoxReadScratch::Context<T>(), so this interface needs no format's types.
+class ReadContext {
+ public:
+  virtual ~ReadContext() = default;
+  /// Running totals of this context's work, for metrics: the compressed bytes it read and the
+  /// bytes it decoded from them (0 where a format does not count). Callers take differences.
+  virtual int64_t compressed_bytes_read() const { return 0; }
+  virtual int64_t bytes_decoded() const { return 0; }
+};
+
 /// Per-worker scratch for box reads: keep one per thread and reuse it.
 struct BoxReadScratch {
-  BlockDecoder decoder;
-  StreamDecoder streams;               ///< zarr chunks compressed as one stream
   BoxPlan plan;                        ///< ReadBox's plan
-  ChunkHeader header;                  ///< the header of the chunk being read
   std::vector<std::byte> chunk;        ///< chunks read with pread, synthesized special chunks
   std::vector<int32_t> wanted_blocks;  ///< the blocks of the chunk being read
   std::vector<std::byte> whole;        ///< whole chunks, when DELTA ties blocks to block 0
@@ -61,6 +73,38 @@ struct BoxReadScratch {
   /// The same for arrays whose chunks are files of their own (chunk_store() set): chunk files
   /// are opened in it instead of the array's store. Not owned.
   const storage::Store* store = nullptr;
+
+  /// This worker's context of type `T` (derived from ReadContext), made on first use and kept:
+  /// codec contexts are created once per worker, not once per read.
+  template <typename T>
+  T& Context() {
+    static_assert(std::is_base_of_v<ReadContext, T>);
+    const void* tag = TagOf<T>();
+    for (ContextSlot& slot : contexts_) {
+      if (slot.tag == tag)
+        return static_cast<T&>(*slot.context);
+    }
+    contexts_.push_back({tag, std::make_unique<T>()});
+    return static_cast<T&>(*contexts_.back().context);
+  }
+
+  /// The totals of ReadContext over this scratch's contexts, for metrics.
+  int64_t compressed_bytes_read() const;
+  int64_t bytes_decoded() const;
+
+ private:
+  // One address per context type: how contexts are told apart without RTTI. Not const, so
+  // that no linker folds two types' tags into one (identical read-only data may be merged).
+  template <typename T>
+  static const void* TagOf() {
+    static char tag = 0;
+    return &tag;
+  }
+  struct ContextSlot {
+    const void* tag = nullptr;
+    std::unique_ptr<ReadContext> context;
+  };
+  std::vector<ContextSlot> contexts_;
 };
 
 /// What an open array costs a reader: the loader sizes its memory budget from it.
@@ -165,21 +209,6 @@ class ArrayReader {
 Result<NdGeometry> GridGeometry(const std::vector<int64_t>& shape,
                                 const std::vector<int64_t>& chunks,
                                 const std::vector<int64_t>& blocks, int64_t itemsize);
-
-/// Whether `path` is a directory OpenArray reads as zarr (it holds `.zarray`, `zarr.json` or
-/// `.zgroup`).
-bool IsZarrPath(const std::string& path, const storage::Store& store = *storage::LocalFiles());
-
-/// Opens the array at `path`, whichever its format: a directory with a `.zarray` (zarr v2) or
-/// a `zarr.json` of an array (zarr v3); an OME-Zarr image group (its highest-resolution level;
-/// name a level as `<group>/<path>`); otherwise a `.b2nd` frame (a file or a sparse-frame
-/// directory). `options` apply to every file the array reads, and say which store `path` is
-/// in (local files by default; a remote store's paths are URLs). `ome_level` picks another
-/// level of an OME-Zarr group by its index in the group's multiscales (0: the highest
-/// resolution). A folder with an `info` is a Neuroglancer precomputed layer
-/// (precomputed/reader.h); `ome_level` is then the index of its scale.
-Result<std::unique_ptr<ArrayReader>> OpenArray(const std::string& path,
-                                               FrameOpenOptions options = {}, int ome_level = 0);
 
 }  // namespace patchfeed::codec
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/b2nd_meta.h"
+#include "codec/nd_geometry.h"
 #include "common/result.h"
 
 namespace patchfeed::codec {

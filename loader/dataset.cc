@@ -5,8 +5,8 @@
 #include <set>
 #include <utility>
 
-#include "codec/array_reader.h"
-#include "codec/chunk_format.h"
+#include "codec/blosc/chunk_format.h"
+#include "codec/open_array.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::loader {

@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "codec/array_reader.h"
-#include "codec/b2nd_meta.h"
-#include "codec/frame_reader.h"
+#include "codec/b2nd/b2nd_meta.h"
+#include "codec/b2nd/frame_reader.h"
 #include "common/result.h"
 #include "storage/store.h"
 

@@ -22,8 +22,8 @@
 #include <utility>
 #include <vector>
 
-#include "codec/array_reader.h"
-#include "codec/b2nd_meta.h"
+#include "codec/b2nd/b2nd_meta.h"
+#include "codec/open_array.h"
 #include "common/byte_order.h"
 #include "common/byte_size.h"
 #include "common/random.h"

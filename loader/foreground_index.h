@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/frame_reader.h"
+#include "codec/b2nd/frame_reader.h"
 #include "common/result.h"
 
 namespace patchfeed::loader {

@@ -9,8 +9,8 @@
 #include <span>
 #include <system_error>
 
-#include "codec/frame_writer.h"
-#include "codec/nnunet_layout.h"
+#include "codec/b2nd/frame_writer.h"
+#include "loader/nnunet_layout.h"
 
 namespace patchfeed::loader {
 namespace {
@@ -22,7 +22,7 @@ codec::B2ndWriteOptions WriteOptions(const SyntheticDatasetOptions& o,
     w.chunkshape = o.chunkshape;
     w.blockshape = o.blockshape;
   } else if (shape.size() == 4 && o.patch_size.size() == 3) {
-    codec::ChunkBlockShapes cb = codec::NnUNetChunkBlockShapes(shape, o.patch_size, itemsize);
+    ChunkBlockShapes cb = NnUNetChunkBlockShapes(shape, o.patch_size, itemsize);
     w.chunkshape = std::move(cb.chunkshape);
     w.blockshape = std::move(cb.blockshape);
   }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/chunk_format.h"
+#include "codec/blosc/chunk_format.h"
 #include "common/result.h"
 #include "loader/dataset.h"
 

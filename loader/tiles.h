@@ -41,8 +41,8 @@
 #include <string_view>
 #include <vector>
 
+#include "codec/b2nd/frame_reader.h"
 #include "codec/box_plan.h"
-#include "codec/frame_reader.h"
 #include "common/result.h"
 #include "loader/batch_view.h"
 #include "loader/dataset.h"

@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/nd_reader.h"
+#include "codec/b2nd/nd_reader.h"
 #include "loader/loader.h"
 
 namespace {

@@ -15,8 +15,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
 
 #ifdef PATCHFEED_BENCH_WITH_CBLOSC2
 #include <blosc2.h>

@@ -3,9 +3,9 @@
 #define PATCHFEED_CODEC_INTERNAL_ND_COPY_H_
 
 /// \file
-/// N-d index loops and region copies shared by the b2nd reader and writer: walk every index of
-/// a box, copy a region between a C-ordered block and a strided view row by row, fill a region
-/// with one item. Stateless.
+/// N-d index loops and region copies shared by the array readers of every format and the b2nd
+/// writer: walk every index of a box, copy a region between a C-ordered block and a strided
+/// view row by row, fill a region with one item. Stateless.
 
 #include <algorithm>
 #include <array>
@@ -15,9 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "codec/b2nd_meta.h"
 #include "codec/box_plan.h"
-#include "codec/shuffle.h"
 #include "common/status.h"
 #include "common/strided_view.h"
 
@@ -227,52 +225,6 @@ inline void SwapRegionBytes(int n, int64_t itemsize, const int64_t* lo, const in
     std::byte* row = d0 + dst_off;
     for (int64_t k = 0; k < w.row_items; ++k)
       swap_item(row + k * step);
-  });
-}
-
-// CopyRegion from a block still byte-shuffled: `planes` holds byte plane k of the block's
-// `nitems` items at planes + k * nitems. Each row is unshuffled straight into dst, so the
-// block is never unshuffled as a whole nor copied a second time.
-inline void UnshuffleRegion(int n, int64_t itemsize, const int64_t* lo, const int64_t* hi,
-                            const std::byte* planes, size_t nitems, const int64_t* src_origin,
-                            const int64_t* src_shape, const NdView& dst,
-                            const int64_t* dst_origin) {
-  const auto ts = static_cast<int32_t>(itemsize);
-  if (n == 0) {
-    codec::UnshuffleItemRows(ts, planes, nitems, 0, 1, 1, 0, dst.data, 0);
-    return;
-  }
-  RowWalk w;
-  int64_t so = 0, dof = 0;
-  if (!MakeRegionWalk(n, itemsize, lo, hi, src_origin, src_shape, dst, dst_origin, &w, &so, &dof))
-    return;
-  std::byte* d0 = dst.data + dof;
-  const auto first0 = static_cast<size_t>(so / itemsize);
-  if (!w.dst_row_contiguous) {
-    ForEachRow(w, [&](int64_t src_off, int64_t dst_off) {
-      const auto first = first0 + static_cast<size_t>(src_off / itemsize);
-      for (int64_t k = 0; k < w.row_items; ++k) {
-        codec::UnshuffleItemRows(ts, planes, nitems, first + static_cast<size_t>(k), 1, 1, 0,
-                                 d0 + dst_off + k * w.dst_item_stride, 0);
-      }
-    });
-    return;
-  }
-  // The innermost outer dimension goes to the kernel as a run of rows, so the dispatch is paid
-  // once per plane of the region rather than once per row.
-  RowWalk outer = w;
-  size_t nrows = 1, src_step = 0, dst_step = 0;
-  if (w.outer > 0) {
-    const auto i = static_cast<size_t>(w.outer - 1);
-    nrows = static_cast<size_t>(w.extent[i]);
-    src_step = static_cast<size_t>(w.src_stride[i] / itemsize);
-    dst_step = static_cast<size_t>(w.dst_stride[i]);
-    outer.outer = w.outer - 1;
-  }
-  ForEachRow(outer, [&](int64_t src_off, int64_t dst_off) {
-    codec::UnshuffleItemRows(ts, planes, nitems, first0 + static_cast<size_t>(src_off / itemsize),
-                             static_cast<size_t>(w.row_items), nrows, src_step, d0 + dst_off,
-                             dst_step);
   });
 }
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "codec/internal/zarr_json.h"
+#include "codec/internal/metadata_json.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::codec::precomputed {

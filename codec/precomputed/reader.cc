@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "codec/blosc/stream_codecs.h"
 #include "codec/internal/nd_copy.h"
 #include "codec/precomputed/compressed_segmentation.h"
 #include "codec/precomputed/jpeg_chunk.h"
@@ -19,6 +20,11 @@ namespace {
 using internal_codec::CopyStridedRegion;
 using internal_codec::FillRegion;
 using internal_codec::Index;
+
+// A worker's gzip decoder (libdeflate or zlib contexts), kept in its BoxReadScratch.
+struct GzipReadContext final : ReadContext {
+  StreamDecoder streams;
+};
 
 // An `info` larger than this is not one a writer made (a layer with thousands of scales).
 constexpr uint64_t kMaxInfoBytes = uint64_t{16} << 20;
@@ -202,6 +208,7 @@ Vec3 PrecomputedReader::GridPosition(int64_t chunk) const {
 Result<std::optional<std::span<const std::byte>>> PrecomputedReader::StoredChunk(
     const storage::Store& store, int64_t chunk, int64_t max_bytes, std::string* where,
     BoxReadScratch& scratch) const {
+  GzipReadContext& gzip = scratch.Context<GzipReadContext>();
   using Stored = std::optional<std::span<const std::byte>>;
   const Scale& s = scale();
   if (!s.sharding.has_value()) {
@@ -271,7 +278,7 @@ Result<std::optional<std::span<const std::byte>>> PrecomputedReader::StoredChunk
     if (sh.minishard_index_gzip) {
       PATCHFEED_ASSIGN_OR_RETURN(index,
                                  Gunzip(index, static_cast<int64_t>(kMaxMinishardIndexBytes), false,
-                                        scratch.streams, scratch.stage),
+                                        gzip.streams, scratch.stage),
                                  StrCat(*where, ": its minishard index"));
     }
     if (!version.empty())
@@ -294,6 +301,7 @@ Result<std::optional<std::span<const std::byte>>> PrecomputedReader::StoredChunk
 Result<std::span<const std::byte>> PrecomputedReader::Decoded(std::span<const std::byte> stored,
                                                               int64_t expected,
                                                               BoxReadScratch& scratch) const {
+  GzipReadContext& gzip = scratch.Context<GzipReadContext>();
   const bool segmentation = scale().kind == Encoding::kCompressedSegmentation;
   const bool exact_raw = !segmentation && static_cast<int64_t>(stored.size()) == expected;
   // Gzip'd: as the sharding says, else when it starts with gzip's magic (cloud-volume's `.gz`
@@ -301,7 +309,7 @@ Result<std::span<const std::byte>> PrecomputedReader::Decoded(std::span<const st
   // too, and a gzip'd one may have the raw size: it is raw when it does not gunzip.
   if (scale().sharding.has_value() ? scale().sharding->data_gzip : IsGzip(stored)) {
     Result<std::span<const std::byte>> out =
-        Gunzip(stored, expected, !segmentation, scratch.streams, scratch.whole);
+        Gunzip(stored, expected, !segmentation, gzip.streams, scratch.whole);
     if (out.ok() || !exact_raw || scale().sharding.has_value())
       return out;
   }
@@ -327,6 +335,7 @@ int64_t PrecomputedReader::MaxSegmentationBytes(const NdIndex& extent) const {
 Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& piece,
                                          const NdView& dst, std::span<const std::byte> pad_item,
                                          BoxReadScratch& scratch) const {
+  GzipReadContext& gzip = scratch.Context<GzipReadContext>();
   const int n = geom_.ndim;
   const int64_t* dst_origin = plan.box().start.data();
   if (plan.filtered() && !plan.wants(piece, piece.block_lo)) {
@@ -367,7 +376,7 @@ Status PrecomputedReader::ReadChunkPiece(const BoxPlan& plan, const BoxPiece& pi
     std::span<const std::byte> image = *stored;
     if (scale().sharding.has_value() && scale().sharding->data_gzip) {
       PATCHFEED_ASSIGN_OR_RETURN(
-          image, Gunzip(image, max_bytes, false, scratch.streams, scratch.whole), where);
+          image, Gunzip(image, max_bytes, false, gzip.streams, scratch.whole), where);
     }
     scratch.stage.resize(static_cast<size_t>(raw_bytes));
     const Vec3 size = {extent[3], extent[2], extent[1]};

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "codec/chunk_format.h"
+#include "codec/blosc/chunk_format.h"
 
 namespace patchfeed::loader::internal_loader {
 namespace {

@@ -1,6 +1,8 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "loader/internal/case_probe.h"
 
+#include "codec/dtype.h"
+
 // The cases are checked in the order a user's mistake is most likely: first whether the
 // patch's rank fits the arrays at all (a wrong patch_size is the configuration's fault, not
 // every case's), then each case against the layout most cases share (so that one odd case is

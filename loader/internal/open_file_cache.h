@@ -22,7 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "codec/array_reader.h"
+#include "codec/open_array.h"
 #include "common/result.h"
 #include "loader/dataset.h"
 

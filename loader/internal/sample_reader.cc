@@ -38,17 +38,16 @@ bool SampleReader::WithArray(ReadRound& round, const SampleRead& read,
     return false;
   }
   codec::BoxReadScratch& scratch = scratch_.local();
-  const int64_t read_before = scratch.decoder.compressed_bytes_read();
-  const int64_t decoded_before = scratch.decoder.bytes_decoded();
+  const int64_t read_before = scratch.compressed_bytes_read();
+  const int64_t decoded_before = scratch.bytes_decoded();
   std::optional<codec::BoxPiece> failed_piece;
   scratch.source = read.fetched.get();
   scratch.store = read.fetched_store.get();
   const Status status = read_fn(**reader, scratch, &failed_piece);
   scratch.source = nullptr;
   scratch.store = nullptr;
-  MetricsCounters::Add(counters_->bytes_decoded, scratch.decoder.bytes_decoded() - decoded_before);
-  MetricsCounters::Add(counters_->bytes_read,
-                       scratch.decoder.compressed_bytes_read() - read_before);
+  MetricsCounters::Add(counters_->bytes_decoded, scratch.bytes_decoded() - decoded_before);
+  MetricsCounters::Add(counters_->bytes_read, scratch.compressed_bytes_read() - read_before);
   if (!status.ok()) {
     Fail(round, read, failed_piece ? &*failed_piece : nullptr, status);
     return false;

@@ -6,6 +6,8 @@
 
 #include <oneapi/tbb/info.h>
 
+#include "codec/dtype.h"
+#include "codec/open_array.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::loader::internal_loader {

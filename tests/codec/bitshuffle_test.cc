@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "codec/bitshuffle.h"
+#include "codec/blosc/bitshuffle.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -15,7 +15,7 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/internal/cpu_features.h"
+#include "codec/blosc/internal/cpu_features.h"
 
 namespace patchfeed::codec {
 namespace {

@@ -1,6 +1,6 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 
-#include "codec/blosclz.h"
+#include "codec/blosc/blosclz.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,8 +12,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
 
@@ -29,7 +29,7 @@ NdGeometry Geometry(std::vector<int64_t> shape, std::vector<int32_t> chunk,
   meta.chunkshape = std::move(chunk);
   meta.blockshape = std::move(block);
   meta.dtype = "<i2";
-  auto g = NdGeometry::Make(meta, 2);
+  auto g = B2ndGeometry(meta, 2);
   EXPECT_TRUE(g.ok());
   return *g;
 }
@@ -219,7 +219,7 @@ TEST_F(BoxPlanReadTest, BlockRowsDecodeOnlyTheirOwnBlocks) {
   for (int64_t row = 0; row < 2; ++row) {
     BoxReadScratch scratch;  // a fresh decoder counts this row's blocks only
     ASSERT_OK(reader_.ReadPiece(plan, plan.BlockRows(piece, row, row + 1), dst, pad_, scratch));
-    EXPECT_EQ(scratch.decoder.bytes_decoded(), 4 * 24) << "row " << row;
+    EXPECT_EQ(scratch.bytes_decoded(), 4 * 24) << "row " << row;
   }
   EXPECT_EQ(got, whole);
 }

@@ -2,7 +2,7 @@
 // Header parsing: the fields of both header forms, and a clear error for each kind of bad or
 // unsupported header.
 
-#include "codec/chunk_format.h"
+#include "codec/blosc/chunk_format.h"
 
 #include <algorithm>
 #include <vector>
@@ -10,7 +10,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/block_decoder.h"
+#include "codec/blosc/block_decoder.h"
 #include "common/byte_order.h"
 #include "tests/testutil/status_matchers.h"
 

@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
 #include "common/byte_order.h"
 #include "tests/codec/test_data_files.h"
 

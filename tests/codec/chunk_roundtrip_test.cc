@@ -14,9 +14,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/block_decoder.h"
-#include "codec/chunk_encoder.h"
-#include "codec/shuffle.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_encoder.h"
+#include "codec/blosc/shuffle.h"
 #include "tests/testutil/status_matchers.h"
 
 namespace patchfeed::codec {

@@ -14,8 +14,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/block_decoder.h"
-#include "codec/chunk_format.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_format.h"
 #include "common/byte_order.h"
 #include "tests/codec/test_data_files.h"
 #include "tests/testutil/status_matchers.h"

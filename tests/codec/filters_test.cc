@@ -1,7 +1,7 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 // DELTA, BYTEDELTA and TRUNC_PREC against hand-computed values and their inverses.
 
-#include "codec/filters.h"
+#include "codec/blosc/filters.h"
 
 #include <random>
 #include <vector>

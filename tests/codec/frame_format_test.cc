@@ -12,9 +12,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/b2nd_meta.h"
-#include "codec/frame_reader.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/b2nd_meta.h"
+#include "codec/b2nd/frame_reader.h"
+#include "codec/b2nd/nd_reader.h"
+#include "codec/dtype.h"
 #include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"
 

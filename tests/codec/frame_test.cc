@@ -20,10 +20,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/b2nd_meta.h"
-#include "codec/frame_reader.h"
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/b2nd_meta.h"
+#include "codec/b2nd/frame_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
+#include "codec/dtype.h"
 #include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"
 #include "tests/testutil/temp_dir.h"
@@ -457,11 +458,11 @@ TEST(FrameErrors, WrongMagicAndBadHeader) {
 }
 
 // Shapes whose chunk count overflows int64 are corrupt (c-blosc2 >= 3.3.0 rejects them too),
-// both in NdGeometry::Make and when a frame carries such a metalayer; under UBSan the
+// both in B2ndGeometry and when a frame carries such a metalayer; under UBSan the
 // multiplication itself must not overflow.
 TEST(FrameErrors, ChunkCountOverflowIsDataLoss) {
   const B2ndMeta meta{0, {int64_t{1} << 62, int64_t{1} << 62}, {10, 12}, {4, 5}, "<i2"};
-  EXPECT_THAT(NdGeometry::Make(meta, 2), StatusIs(StatusCode::kDataLoss, HasSubstr("b2nd")));
+  EXPECT_THAT(B2ndGeometry(meta, 2), StatusIs(StatusCode::kDataLoss, HasSubstr("b2nd")));
   const Geometry g = GeometryOfRank(2);
   const Array a = MakeArray(g.shape, "<i2", 9);
   ASSERT_OK_AND_ASSIGN(auto frame,

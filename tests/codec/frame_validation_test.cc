@@ -12,10 +12,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/b2nd_meta.h"
-#include "codec/frame_reader.h"
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/b2nd_meta.h"
+#include "codec/b2nd/frame_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
+#include "codec/dtype.h"
 #include "common/byte_order.h"
 #include "storage/byte_source.h"
 #include "tests/testutil/status_matchers.h"

@@ -16,8 +16,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
 #include "tests/testutil/status_matchers.h"
 
 // clang spells "built with AddressSanitizer" as a feature, gcc as a macro.

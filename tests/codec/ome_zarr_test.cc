@@ -3,7 +3,7 @@
 // documents written by hand after the specifications' examples, groups without multiscales,
 // and each malformed field or unsafe path with the error it must give.
 
-#include "codec/ome_zarr.h"
+#include "codec/zarr/ome_zarr.h"
 
 #include <string>
 #include <vector>

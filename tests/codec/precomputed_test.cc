@@ -12,7 +12,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/array_reader.h"
+#include "codec/open_array.h"
 #include "codec/precomputed/compressed_segmentation.h"
 #include "codec/precomputed/info.h"
 #include "codec/precomputed/sharding.h"

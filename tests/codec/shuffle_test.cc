@@ -1,5 +1,5 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
-#include "codec/shuffle.h"
+#include "codec/blosc/shuffle.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/internal/cpu_features.h"
+#include "codec/blosc/internal/cpu_features.h"
 
 namespace patchfeed::codec {
 namespace {

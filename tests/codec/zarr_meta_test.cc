@@ -3,7 +3,7 @@
 // compressor, fill-value kind and separator), chunk keys, and one damaged or unsupported field
 // at a time with the error it must give.
 
-#include "codec/zarr_meta.h"
+#include "codec/zarr/zarr_meta.h"
 
 #include <cstdint>
 #include <filesystem>

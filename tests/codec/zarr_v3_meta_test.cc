@@ -5,7 +5,7 @@
 // forms of the spec, and one damaged or unsupported field at a time with the error it must
 // give.
 
-#include "codec/zarr_v3_meta.h"
+#include "codec/zarr/zarr_v3_meta.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -660,7 +660,7 @@ TEST(ZarrV3MetaTest, EachDamagedOrUnsupportedFieldNamesItself) {
 }
 
 // Values 100000 lists deep are shown by kind in errors and parsed without recursion: errors,
-// not stack overflows (codec/internal/zarr_json.h).
+// not stack overflows (codec/internal/metadata_json.h).
 TEST(ZarrV3MetaTest, DeeplyNestedValuesAreErrorsNotCrashes) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_THAT(ParseZarrV3Meta(WithFill("float32", deep)),

@@ -2,7 +2,7 @@
 // The zstd frame check: it refuses the corrupt frames older libzstd decodes without an error,
 // and accepts every frame zstd writes (levels, multi-block frames, dictionaries).
 
-#include "codec/internal/zstd_frame_check.h"
+#include "codec/blosc/internal/zstd_frame_check.h"
 
 #include <cstdint>
 #include <string>
@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
-#include "codec/block_decoder.h"
-#include "codec/stream_codecs.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/stream_codecs.h"
 #include "tests/codec/test_data_files.h"
 #include "tests/testutil/status_matchers.h"
 

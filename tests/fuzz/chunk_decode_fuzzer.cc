@@ -12,8 +12,8 @@
 #include <span>
 #include <vector>
 
-#include "codec/block_decoder.h"
-#include "codec/chunk_format.h"
+#include "codec/blosc/block_decoder.h"
+#include "codec/blosc/chunk_format.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace patchfeed::codec;

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "codec/frame_reader.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/frame_reader.h"
+#include "codec/b2nd/nd_reader.h"
 #include "storage/byte_source.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "codec/zarr_meta.h"
+#include "codec/zarr/zarr_meta.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace patchfeed::codec;

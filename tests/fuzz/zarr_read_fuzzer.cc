@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "codec/zarr_reader.h"
+#include "codec/zarr/zarr_reader.h"
 
 namespace {
 

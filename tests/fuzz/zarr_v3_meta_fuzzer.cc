@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "codec/ome_zarr.h"
-#include "codec/zarr_v3_meta.h"
+#include "codec/zarr/ome_zarr.h"
+#include "codec/zarr/zarr_v3_meta.h"
 
 namespace {
 

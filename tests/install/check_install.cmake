@@ -18,8 +18,13 @@ endfunction()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 run_step("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix} --component dev)
-if(EXISTS ${prefix}/include/patchfeed/loader/internal OR EXISTS ${prefix}/include/patchfeed/codec/internal)
-  message(FATAL_ERROR "internal headers were installed under ${prefix}/include/patchfeed")
+# No internal/ folder at any depth (codec/internal, codec/blosc/internal, loader/internal, ...).
+file(GLOB_RECURSE installed LIST_DIRECTORIES true RELATIVE ${prefix}/include/patchfeed
+     ${prefix}/include/patchfeed/*)
+list(FILTER installed INCLUDE REGEX "(^|/)internal(/|$)")
+if(installed)
+  message(FATAL_ERROR "internal headers were installed under ${prefix}/include/patchfeed: "
+                      "${installed}")
 endif()
 run_step("configure the outside project" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build
          -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=${BUILD_TYPE}

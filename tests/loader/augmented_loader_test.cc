@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "augment/nnunet_pipeline.h"
+#include "codec/dtype.h"
 #include "loader/loader.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"

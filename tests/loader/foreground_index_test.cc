@@ -21,7 +21,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/frame_writer.h"
+#include "codec/b2nd/frame_writer.h"
 #include "common/byte_order.h"
 #include "loader/sampler.h"
 #include "tests/testutil/status_matchers.h"

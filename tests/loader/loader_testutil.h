@@ -20,9 +20,10 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/frame_reader.h"
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/frame_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
+#include "codec/dtype.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
 #include "tests/testutil/status_matchers.h"

@@ -11,8 +11,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/frame_writer.h"
-#include "codec/nd_reader.h"
+#include "codec/b2nd/frame_writer.h"
+#include "codec/b2nd/nd_reader.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"
 
@@ -26,7 +26,7 @@ codec::NdGeometry Geometry(std::vector<int64_t> shape, std::vector<int32_t> chun
   meta.chunkshape = std::move(chunk);
   meta.blockshape = std::move(block);
   meta.dtype = "<i2";
-  auto g = codec::NdGeometry::Make(meta, 2);
+  auto g = codec::B2ndGeometry(meta, 2);
   EXPECT_TRUE(g.ok());
   return *g;
 }

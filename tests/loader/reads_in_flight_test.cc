@@ -13,7 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/array_reader.h"
+#include "codec/open_array.h"
 #include "loader/internal/fetched_source.h"
 #include "loader/loader.h"
 #include "storage/io_engine.h"

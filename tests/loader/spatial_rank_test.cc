@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "codec/frame_writer.h"
+#include "codec/b2nd/frame_writer.h"
 #include "loader/foreground_index.h"
 #include "loader/loader.h"
 #include "tests/loader/loader_testutil.h"

@@ -15,7 +15,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codec/array_reader.h"
+#include "codec/dtype.h"
+#include "codec/open_array.h"
 #include "loader/tile_grid.h"
 #include "tests/loader/loader_testutil.h"
 #include "tests/testutil/status_matchers.h"

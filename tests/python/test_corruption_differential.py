@@ -20,7 +20,7 @@ One exception to the second rule is explained and counted, never assumed:
 
 Damage inside a zstd stream needs no exception: where the linked libzstd predates 1.5.6 and
 decodes a damaged frame without an error, patchfeed checks the frame bit for bit
-(codec/internal/zstd_frame_check.cc), so it refuses what the references' newer zstd refuses.
+(codec/blosc/internal/zstd_frame_check.cc), so it refuses what the references' newer zstd refuses.
 
 Where patchfeed raises and the reference returns, patchfeed is stricter: it checks every block
 start of a chunk (not only the blocks a read needs), that streams fill their block exactly, that

@@ -6,7 +6,7 @@ Blosc writes zstd frames without a checksum, so a damaged frame is caught only b
 consistency checks, and libzstd before 1.5.6 (Debian 12 ships 1.5.4) makes fewer of them than
 the 1.5.6+ that numcodecs, python-blosc and python-blosc2 bundle: it decodes some damaged
 frames to the right size with wrong bytes. patchfeed then checks each frame bit for bit
-(codec/internal/zstd_frame_check.cc). tests/codec/testdata/zstd/ holds one such frame.
+(codec/blosc/internal/zstd_frame_check.cc). tests/codec/testdata/zstd/ holds one such frame.
 
 The flips are seeded (the same every run) and bounded; each case must see the reference raise
 at least once, so the comparison is never empty.

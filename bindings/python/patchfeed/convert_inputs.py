@@ -78,7 +78,7 @@ class Case:
 # ---- zarr nodes ---------------------------------------------------------------------------
 
 
-# Zarr metadata documents: none a writer makes is larger (codec/zarr_reader.h says the same).
+# Zarr metadata documents: none a writer makes is larger (codec/zarr/zarr_reader.h says the same).
 _MAX_METADATA_BYTES = 16 << 20
 
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "augment/nnunet_pipeline.h"
-#include "codec/nd_reader.h"
+#include "codec/open_array.h"
 #include "loader/loader.h"
 #include "loader/synthetic_dataset.h"
 
@@ -38,11 +38,12 @@ patchfeed::Status Run(const std::string& folder) {
     }
   }
   const std::string case_file = (std::filesystem::path(folder) / "case_000.b2nd").string();
-  PATCHFEED_ASSIGN_OR_RETURN(const patchfeed::codec::NdArrayReader array,
-                             patchfeed::codec::NdArrayReader::Open(case_file));
+  // OpenArray (codec/open_array.h) includes every format's folder: their installed headers too.
+  PATCHFEED_ASSIGN_OR_RETURN(const std::unique_ptr<patchfeed::codec::ArrayReader> array,
+                             patchfeed::codec::OpenArray(case_file));
   PATCHFEED_ASSIGN_OR_RETURN(
       const std::vector<std::byte> box,
-      array.ReadBox(patchfeed::codec::Box{{0, 0, 0, 0}, {1, 4, 4, 4}}, std::vector<std::byte>(4)));
+      array->ReadBox(patchfeed::codec::Box{{0, 0, 0, 0}, {1, 4, 4, 4}}, std::vector<std::byte>(4)));
   if (box.size() != 4 * 4 * 4 * 4) {
     return patchfeed::InternalError("a 4^3 float box is not 256 bytes");
   }
