@@ -80,10 +80,10 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
       if (image_out.channels > 0) {
         ComputeOffsets<D>(row, image_in.strides, image_fits_int32);
       }
-      for (int64_t c = 0; c < image_out.channels; ++c) {
-        float* out = D == 3 ? &image_out.at(c, a, b, j0) : &image_out.at(c, a, j0);
-        ResampleImageRow<D>(row, geo, image_in.data + c * image_in.channel_stride, image_in.strides,
-                            out, image_stride);
+      if (image_out.channels > 0) {
+        float* out = D == 3 ? &image_out.at(0, a, b, j0) : &image_out.at(0, a, j0);
+        ResampleImageChannels<D>(row, geo, image_in.data, image_in.channel_stride, image_in.strides,
+                                 image_out.channels, out, image_out.channel_stride, image_stride);
       }
       for (int64_t c = 0; c < seg_out.channels; ++c) {
         int16_t* out = D == 3 ? &seg_out.at(c, a, b, j0) : &seg_out.at(c, a, j0);
