@@ -11,7 +11,9 @@
 /// The output is walked in short row segments (32 voxels, grouped into 16 x 16 x 32 tiles
 /// for cache reuse under rotation): a segment's positions, floors, neighbour weights and
 /// border flags are computed once, in vectorisable loops (positions in double from the row
-/// start, rounded once, so nothing drifts), and shared by every image and label channel.
+/// start, rounded once, so nothing drifts), and shared by every image and label channel. The
+/// image channels of a segment are resampled together, four voxels' weights and neighbour
+/// addresses serving each channel in turn.
 /// Labels are not resampled one label at a time as batchgeneratorsv2 does: each output voxel
 /// gathers its 2^D neighbours and sums the weights x 1000 per distinct label, term by term in
 /// torch's neighbour order, which gives the same float32 sums, hence the same float16 argmax,
