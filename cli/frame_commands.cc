@@ -328,13 +328,9 @@ Status RunRead(const std::vector<std::string>& argv) {
   auto pad_item = codec::ItemFromDouble(array.dtype(), array.itemsize(), pad);
   if (!pad_item.ok())
     return pad_item.status().WithContext(args.positional[0]);
-  // Half the address space: absurd boxes are an error, not an allocation failure.
-  PATCHFEED_ASSIGN_OR_RETURN(const std::vector<int64_t> extent,
-                             codec::BoxExtents(box, array.itemsize(), INT64_MAX / 2));
-  int64_t bytes = array.itemsize();
-  for (const int64_t e : extent)
-    bytes *= e;
-  std::vector<std::byte> data(static_cast<size_t>(bytes));
+  std::vector<int64_t> extent;
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<std::byte> data,
+                             codec::AllocateBox(array.path(), box, array.itemsize(), &extent));
   codec::BoxReadScratch scratch;
   // Over a network, every chunk the box needs is requested at once.
   PATCHFEED_RETURN_IF_ERROR(loader::ReadBoxFetched(

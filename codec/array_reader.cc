@@ -89,22 +89,29 @@ Status ArrayReader::ReadBox(const Box& box, const NdView& dst, std::span<const s
   return mapping.ok() ? st : mapping;
 }
 
-Result<std::vector<std::byte>> ArrayReader::ReadBox(const Box& box,
-                                                    std::span<const std::byte> pad_item) const {
+Result<std::vector<std::byte>> AllocateBox(const std::string& path, const Box& box,
+                                           int64_t itemsize, std::vector<int64_t>* extents) {
   // A vector's size must fit in memory; half the address space is a generous ceiling that keeps
   // absurd boxes an error rather than an allocation failure.
-  PATCHFEED_ASSIGN_OR_RETURN(std::vector<int64_t> extents,
-                             BoxExtents(box, geom_.itemsize, INT64_MAX / 2));
-  int64_t bytes = geom_.itemsize;
-  for (int64_t e : extents)
+  PATCHFEED_ASSIGN_OR_RETURN(*extents, BoxExtents(box, itemsize, INT64_MAX / 2));
+  int64_t bytes = itemsize;
+  for (int64_t e : *extents)
     bytes *= e;
   std::vector<std::byte> out;
   try {
     out.resize(static_cast<size_t>(bytes));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(StrCat(path_, ": the box needs ", FormatBytes(bytes),
+    return ResourceExhaustedError(StrCat(path, ": the box needs ", FormatBytes(bytes),
                                          " of memory, more than can be allocated"));
   }
+  return out;
+}
+
+Result<std::vector<std::byte>> ArrayReader::ReadBox(const Box& box,
+                                                    std::span<const std::byte> pad_item) const {
+  std::vector<int64_t> extents;
+  PATCHFEED_ASSIGN_OR_RETURN(std::vector<std::byte> out,
+                             AllocateBox(path_, box, geom_.itemsize, &extents));
   BoxReadScratch scratch;
   PATCHFEED_RETURN_IF_ERROR(ReadBox(
       box, NdView::Contiguous(out.data(), std::move(extents), geom_.itemsize), pad_item, scratch));

@@ -126,6 +126,12 @@ struct ArrayFootprint {
   int64_t whole_file_bytes = 0;
 };
 
+/// A buffer for `box` of `itemsize`-byte items in C order, and the box's extents in
+/// `*extents`; kResourceExhausted naming `path` and the size when it cannot be allocated,
+/// kInvalidArgument for a box that is not one.
+Result<std::vector<std::byte>> AllocateBox(const std::string& path, const Box& box,
+                                           int64_t itemsize, std::vector<int64_t>* extents);
+
 class ArrayReader {
  public:
   virtual ~ArrayReader() = default;
