@@ -45,14 +45,14 @@ class AugmentedSamples {
 
  private:
   /// Memory for a window that the read then fills, sized once to the largest window a sample
-  /// can have (`bound`: the whole crop, every channel) and kept. It comes from calloc, so the
-  /// pages are the kernel's zero pages until a window first reaches them: each is faulted in
-  /// once over the loader's life and never cleared again. Growing to each new largest window
-  /// instead (new T[n]()) freed, reallocated and faulted in the whole buffer at every new
-  /// largest window, and window sizes vary from sample to sample: ~6,700 minor faults per
-  /// 4-channel sample over the first 10 batches and still ~2,000 at batches 20-40 (issue 26).
-  /// What the read leaves alone (blocks the footprint skips) holds zeros or an earlier window's
-  /// values, as it did before.
+  /// can have (`bound`: the whole crop, every channel) and kept. It comes from calloc, whose
+  /// large blocks are fresh mappings it does not clear: the pages are the kernel's zero pages
+  /// until a window first reaches them, each faulted in once and never cleared again. Growing to
+  /// each new largest window instead (new T[n]()) freed, reallocated and faulted in the whole
+  /// buffer at every new largest window, and window sizes vary from sample to sample: thousands of
+  /// minor faults per 4-channel sample through the first ~40 batches (bench/README.md section 7,
+  /// issue 26). What the read leaves alone (blocks the footprint skips) holds zeros or an earlier
+  /// window's values, as it did before.
   template <typename T>
   class WindowBuffer {
    public:
