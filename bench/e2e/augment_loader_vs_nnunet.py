@@ -5,7 +5,7 @@ own data loader and augmenter, on the same cores and the same preprocessed files
 
 The dataset is written by nnU-Net itself (nnUNetDatasetBlosc2.save_case: its chunk/block rule,
 LZ4HC 5, its filter choice; class locations from DefaultPreprocessor): `--cases` cases of
-(1, 224, 224, 224), or with `--channels 4` (4, 140, 172, 144) (BraTS-like), float32 + int16
+(1, 224, 224, 224), or with 2, 4 or 9 channels (C, 140, 172, 144) (BraTS-like), float32 + int16
 labels 0..2. Both sides draw 205^3 crops (nnU-Net's initial patch size for 128^3 with +-30 degree
 rotations), pad by nnU-Net's need_to_pad, oversample foreground for 0.33 of each batch of 2, and
 make nnU-Net's full training batch: its default augmentation down to 128^3 and the five
@@ -18,9 +18,23 @@ deep-supervision targets.
       up.
 
 The consumer touches every voxel of each batch once and drops it. Each side runs in a fresh
-process; CPU time and peak RSS are summed over the process tree (workers included).
+process; CPU time, peak RSS and minor page faults are summed over the process tree (workers
+included), the faults over the timed steps only.
 
-  python3 bench/e2e/augment_loader_vs_nnunet.py [--steps 30] [--threads 2] [--channels 4]
+The floors (patchfeed only, `--floors`), from the same cases:
+  noaug        the same loader with every augmentation's probability 0 and no mirroring: the
+               same drawn boxes, whose centre 128^3 (the patch) is read straight into the ring,
+               plus the deep-supervision targets, label removal and the consumer's pass.
+  decode_patch augmentation=None, 128^3 boxes, need_to_pad 0: the patch-sized read alone, boxes
+               of the same placement as the crops' centres (not the same draws).
+  decode_crop  augmentation=None, the 205^3 crops nnU-Net's sampler reads (need_to_pad 77), the
+               same draws as the augmented loader's crops.
+
+A round runs every side once per channel count; ratios are taken within a round and the table
+gives medians over rounds.
+
+  python3 bench/e2e/augment_loader_vs_nnunet.py [--steps 30] [--threads 2] [--channels 1,2,4,9]
+      [--floors] [--rounds 2]
 """
 from __future__ import annotations
 
@@ -28,16 +42,26 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 # The same process-tree metering (CPU and RSS of the process and its children) and BATCH.
-from loader_vs_dataloader import timed
+from loader_vs_dataloader import _tree, timed
 
 PATCH = (128, 128, 128)
-SHAPES = {1: (1, 224, 224, 224), 4: (4, 140, 172, 144)}
+SHAPES = {1: (1, 224, 224, 224), 2: (2, 140, 172, 144), 4: (4, 140, 172, 144),
+          9: (9, 140, 172, 144)}
+SIDES = ("patchfeed", "nnunet")
+FLOORS = ("noaug", "decode_patch", "decode_crop")
+# Every augmentation off: nnU-Net's transforms with probability 0 and no mirroring; what is
+# left is the crop (the centre patch of the drawn box), the deep-supervision targets and the
+# label removal.
+NO_AUGMENTATION = {"p_rotation": 0.0, "p_scaling": 0.0, "p_noise": 0.0, "p_blur": 0.0,
+                   "p_brightness": 0.0, "p_contrast": 0.0, "p_low_resolution": 0.0,
+                   "p_gamma_inverted": 0.0, "p_gamma": 0.0, "mirror_axes": []}
 BATCH = 2
 ANGLE = math.pi / 6
 DS_SCALES = [[1.0] * 3, [0.5] * 3, [0.25] * 3, [0.125] * 3, [0.0625] * 3]
@@ -79,22 +103,57 @@ def consume(image, seg):
     return float(np.asarray(image).max()) + float(np.asarray(seg).max())
 
 
-def side_patchfeed(folder, threads, steps, warmup):
+def _minor_faults(pids) -> int:
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                total += int(f.read().rsplit(")", 1)[1].split()[7])  # minflt, all threads
+        except OSError:
+            pass
+    return total
+
+
+def timed_faults(step, steps, warmup):
+    """timed(), plus the minor page faults of the process tree over the timed steps."""
+    count = [0, 0]
+
+    def counted():
+        if count[0] == warmup:
+            count[1] = _minor_faults(_tree(os.getpid()))
+        count[0] += 1
+        step()
+
+    result = timed(counted, steps, warmup)
+    result["minor_faults_per_sample"] = (_minor_faults(_tree(os.getpid())) - count[1]) / (
+        steps * BATCH)
+    return result
+
+
+def side_patchfeed(folder, threads, steps, warmup, variant="patchfeed"):
     import patchfeed
 
     crop = initial_patch_size()
+    need_to_pad = [c - p for c, p in zip(crop, PATCH)]
+    augmentation = {"patch_size": PATCH, "max_angle": ANGLE,
+                    "deep_supervision_scales": DS_SCALES}
+    if variant == "noaug":
+        augmentation.update(NO_AUGMENTATION)
+    elif variant == "decode_patch":
+        crop, need_to_pad, augmentation = PATCH, [0] * 3, None
+    elif variant == "decode_crop":
+        augmentation = None
     loader = patchfeed.Loader(folder, crop, BATCH, seed=0, num_threads=threads,
                               oversample_foreground=0.33, as_numpy=True,
-                              need_to_pad=[c - p for c, p in zip(crop, PATCH)],
-                              augmentation={"patch_size": PATCH, "max_angle": ANGLE,
-                                            "deep_supervision_scales": DS_SCALES})
+                              need_to_pad=need_to_pad, augmentation=augmentation)
     it = iter(loader)
 
     def step():
         b = next(it)
-        consume(b["image"], b["seg"][0])
+        seg = b["seg"]
+        consume(b["image"], seg if augmentation is None else seg[0])
 
-    result = timed(step, steps, warmup)
+    result = timed_faults(step, steps, warmup)
     loader.close()
     return result
 
@@ -134,7 +193,7 @@ def side_nnunet(folder, threads, steps, warmup):
         b = next(aug)
         consume(b["data"], b["target"][0])
 
-    result = timed(step, steps, warmup)
+    result = timed_faults(step, steps, warmup)
     aug._finish()
     return result
 
@@ -147,6 +206,66 @@ def run_side(side, args, folder):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def _median(rounds, side, key):
+    return statistics.median(r[side][key] for r in rounds)
+
+
+def summary(channels, rounds, sides):
+    """One row per channel count: medians over rounds, ratios taken within each round."""
+    rows = []
+    for c in channels:
+        rs = rounds[c]
+        row = {"channels": c, "shape": SHAPES[c]}
+        for side in sides:
+            for key in ("cpu_s_per_sample", "samples_per_s", "peak_rss_mb",
+                        "minor_faults_per_sample"):
+                row[f"{side}_{key}"] = _median(rs, side, key)
+        if "nnunet" in sides and "patchfeed" in sides:
+            row["ratio"] = statistics.median(r["nnunet"]["cpu_s_per_sample"] /
+                                             r["patchfeed"]["cpu_s_per_sample"] for r in rs)
+            row["speed_ratio"] = statistics.median(r["patchfeed"]["samples_per_s"] /
+                                                   r["nnunet"]["samples_per_s"] for r in rs)
+            for floor in FLOORS:
+                if floor in sides:  # the ratio a patchfeed costing only this floor would give
+                    row[f"{floor}_ratio"] = statistics.median(
+                        r["nnunet"]["cpu_s_per_sample"] / r[floor]["cpu_s_per_sample"]
+                        for r in rs)
+        rows.append(row)
+    return rows
+
+
+def print_tables(rows, sides, args):
+    print(f"\nmedians over {args.rounds} rounds, {args.cases} cases per channel count, "
+          f"{args.steps} batches of {BATCH} x {PATCH} from {initial_patch_size()} crops, "
+          f"{args.threads} threads/workers, deep-supervision targets on both sides:")
+    if "nnunet" in sides and "patchfeed" in sides:
+        print("| channels | case | patchfeed CPU s/sample | nnU-Net CPU s/sample | ratio | "
+              "15x needs | patchfeed samples/s | nnU-Net samples/s | patchfeed peak RSS (MB) | "
+              "nnU-Net peak RSS (MB) | patchfeed minor faults/sample |")
+        print("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in rows:
+            print(f"| {r['channels']} | {'x'.join(map(str, r['shape'][1:]))} | "
+                  f"{r['patchfeed_cpu_s_per_sample']:.4f} | {r['nnunet_cpu_s_per_sample']:.3f} | "
+                  f"{r['ratio']:.1f}x | {r['nnunet_cpu_s_per_sample'] / 15:.4f} | "
+                  f"{r['patchfeed_samples_per_s']:.2f} | {r['nnunet_samples_per_s']:.2f} | "
+                  f"{r['patchfeed_peak_rss_mb']:.0f} | {r['nnunet_peak_rss_mb']:.0f} | "
+                  f"{r['patchfeed_minor_faults_per_sample']:.0f} |")
+    floors = [f for f in FLOORS if f in sides]
+    if floors:
+        print("\nfloors, patchfeed CPU s/sample (in brackets: nnU-Net's CPU per sample over it, "
+              "the ratio patchfeed would reach if it cost only this), minor faults/sample:")
+        print("| channels | " + " | ".join(floors) + " | faults " + " | faults ".join(floors) +
+              " |")
+        print("| ---: |" + " ---: |" * (2 * len(floors)))
+        for r in rows:
+            cells = []
+            for f in floors:
+                ratio = f" ({r[f + '_ratio']:.0f}x)" if f + "_ratio" in r else ""
+                cells.append(f"{r[f + '_cpu_s_per_sample']:.4f}{ratio}")
+            cells += [f"{r[f + '_minor_faults_per_sample']:.0f}" for f in floors]
+            print(f"| {r['channels']} | " + " | ".join(cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--root", default="/dev/shm/patchfeed_augment_loader")
@@ -155,38 +274,45 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
-    ap.add_argument("--channels", type=int, choices=sorted(SHAPES), default=1)
-    ap.add_argument("--side", choices=("patchfeed", "nnunet"))
+    ap.add_argument("--channels", default="1",
+                    help=f"a channel count or a comma-separated list, of {sorted(SHAPES)}")
+    ap.add_argument("--floors", action="store_true",
+                    help="also run the patchfeed floors: " + ", ".join(FLOORS))
+    ap.add_argument("--sides", help="comma-separated subset of " + ", ".join(SIDES + FLOORS))
+    ap.add_argument("--side", choices=SIDES + FLOORS)
     ap.add_argument("--folder")
     args = ap.parse_args()
     if args.side:
-        fn = side_patchfeed if args.side == "patchfeed" else side_nnunet
-        print(json.dumps(fn(args.folder, args.threads, args.steps, args.warmup)))
+        if args.side == "nnunet":
+            res = side_nnunet(args.folder, args.threads, args.steps, args.warmup)
+        else:
+            res = side_patchfeed(args.folder, args.threads, args.steps, args.warmup, args.side)
+        print(json.dumps(res))
         return
-    folder = write_dataset(os.path.join(args.root, f"cases_{args.channels}ch"), args.cases,
-                           args.channels)
-    best = {}
+    channels = [int(c) for c in args.channels.split(",")]
+    for c in channels:
+        if c not in SHAPES:
+            ap.error(f"--channels: {c} is not one of {sorted(SHAPES)}")
+    sides = SIDES + (FLOORS if args.floors else ())
+    if args.sides:
+        sides = tuple(args.sides.split(","))
+    folders = {c: write_dataset(os.path.join(args.root, f"cases_{c}ch"), args.cases, c)
+               for c in channels}
+    rounds = {c: [] for c in channels}
     for r in range(args.rounds):
-        for side in ("patchfeed", "nnunet"):
-            res = run_side(side, args, folder)
-            print(f"round {r} {side:9s} {res['samples_per_s']:6.2f} samples/s "
-                  f"{res['cpu_s_per_sample']:.3f} CPU s/sample RSS {res['peak_rss_mb']:.0f} MB",
-                  flush=True)
-            if side not in best or res["samples_per_s"] > best[side]["samples_per_s"]:
-                best[side] = res
-    print(f"\nbest of {args.rounds} rounds, {args.cases} cases {SHAPES[args.channels]}, "
-          f"{args.steps} batches of "
-          f"{BATCH} x {PATCH} from {initial_patch_size()} crops, {args.threads} threads/workers:")
-    print("| side | samples/s | CPU s/sample | peak RSS (MB) |")
-    print("| --- | ---: | ---: | ---: |")
-    for side in ("patchfeed", "nnunet"):
-        b = best[side]
-        print(f"| {side} | {b['samples_per_s']:.2f} | {b['cpu_s_per_sample']:.3f} | "
-              f"{b['peak_rss_mb']:.0f} |")
-    a, n = best["patchfeed"], best["nnunet"]
-    print(f"patchfeed / nnU-Net: {a['samples_per_s'] / n['samples_per_s']:.1f}x samples/s, "
-          f"{n['cpu_s_per_sample'] / a['cpu_s_per_sample']:.1f}x samples per CPU-second")
-    print(json.dumps(best))
+        for c in channels:
+            res = {}
+            for side in sides:
+                res[side] = run_side(side, args, folders[c])
+                print(f"round {r} {c} ch {side:12s} {res[side]['samples_per_s']:6.2f} samples/s "
+                      f"{res[side]['cpu_s_per_sample']:.4f} CPU s/sample "
+                      f"RSS {res[side]['peak_rss_mb']:.0f} MB "
+                      f"{res[side]['minor_faults_per_sample']:.0f} minor faults/sample",
+                      flush=True)
+            rounds[c].append(res)
+    rows = summary(channels, rounds, sides)
+    print_tables(rows, sides, args)
+    print(json.dumps({"rows": rows, "rounds": rounds}))
 
 
 if __name__ == "__main__":

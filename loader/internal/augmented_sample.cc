@@ -267,6 +267,10 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
   for (const int64_t p : patch) {
     patch_voxels *= p;
   }
+  int64_t crop_voxels = 1;
+  for (const int64_t c : crop) {
+    crop_voxels *= c;
+  }
   if (has_seg && SegStaged()) {
     staging.seg_labels.resize(static_cast<size_t>(seg_channels * patch_voxels));
   }
@@ -277,21 +281,33 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
     const SampleRead& read = round.reads()[task.first_read + o];
     read_into[o] = read.dst;
     if (read_into[o].data == nullptr) {
+      // Items of this window, and of the largest window it can be: the whole crop (windows
+      // are clipped to it), with the same leading axes (channels, nnU-Net 2d's slab).
       int64_t items = 1;
-      for (const int64_t e : read.dst.shape) {
-        items *= e;
+      int64_t window_voxels = 1;
+      const size_t rank = read.dst.shape.size();
+      for (size_t a = 0; a < rank; ++a) {
+        items *= read.dst.shape[a];
+        if (a + static_cast<size_t>(dims) >= rank) {
+          window_voxels *= read.dst.shape[a];
+        }
       }
+      const auto bound = [&](int64_t scale) {
+        return static_cast<size_t>(items / window_voxels * crop_voxels * scale);
+      };
       if (o == 0) {
-        read_into[o].data =
-            reinterpret_cast<std::byte*>(staging.image.Reserve(static_cast<size_t>(items)));
+        read_into[o].data = reinterpret_cast<std::byte*>(
+            staging.image.Reserve(static_cast<size_t>(items), bound(1)));
       } else if (static_cast<int>(o) == parts_.previous_seg) {
+        const int64_t itemsize = parts_.outputs[o].itemsize;
         read_into[o].data =
-            staging.previous.Reserve(static_cast<size_t>(items * parts_.outputs[o].itemsize));
+            staging.previous.Reserve(static_cast<size_t>(items * itemsize), bound(itemsize));
       } else if (direct) {  // the patch itself, labels for the region conversion
         read_into[o].data = reinterpret_cast<std::byte*>(staging.seg_labels.data());
       } else {
-        read_into[o].data = reinterpret_cast<std::byte*>(
-            staging.seg.Reserve(static_cast<size_t>(items * (cascade ? 2 : 1))));
+        const int64_t seg_read_channels = cascade ? 2 : 1;
+        read_into[o].data = reinterpret_cast<std::byte*>(staging.seg.Reserve(
+            static_cast<size_t>(items * seg_read_channels), bound(seg_read_channels)));
       }
     }
     if (!ReadInPieces(round, read, read_into[o], staging)) {

@@ -14,9 +14,12 @@
 /// delivery every batch after it, on one core. Thread-safe: staging is per worker; a worker
 /// waits for its pieces in isolation, so it never starts another sample on the same staging.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -41,25 +44,36 @@ class AugmentedSamples {
   void Run(ReadRound& round, const AugmentedTask& task) noexcept;
 
  private:
-  /// Memory for a window that the read then fills: grows to the largest window seen, zeroed
-  /// only when it grows. A std::vector resized to each window zero-filled every size increase,
-  /// and window sizes vary from sample to sample: a memset of megabytes on about half of the
-  /// resampled samples. What the read leaves alone (blocks the footprint skips) holds zeros or
-  /// an earlier window's values, as it did in the vector.
+  /// Memory for a window that the read then fills, sized once to the largest window a sample
+  /// can have (`bound`: the whole crop, every channel) and kept. It comes from calloc, whose
+  /// large blocks are fresh mappings it does not clear: the pages are the kernel's zero pages
+  /// until a window first reaches them, each faulted in once and never cleared again. Growing to
+  /// each new largest window instead (new T[n]()) freed, reallocated and faulted in the whole
+  /// buffer at every new largest window, and window sizes vary from sample to sample: thousands of
+  /// minor faults per 4-channel sample through the first ~40 batches (bench/README.md section 7,
+  /// issue 26). What the read leaves alone (blocks the footprint skips) holds zeros or an earlier
+  /// window's values, as it did before.
   template <typename T>
   class WindowBuffer {
    public:
-    /// At least `n` elements.
-    T* Reserve(size_t n) {
+    /// At least `n` elements; `bound` >= n is the most any window of this buffer needs.
+    T* Reserve(size_t n, size_t bound) {
       if (n > capacity_) {
-        data_.reset(new T[n]());
-        capacity_ = n;
+        const size_t size = std::max(n, bound);
+        data_.reset(static_cast<T*>(std::calloc(size, sizeof(T))));
+        if (data_ == nullptr) {
+          throw std::bad_alloc();  // as new T[n]() did
+        }
+        capacity_ = size;
       }
       return data_.get();
     }
 
    private:
-    std::unique_ptr<T[]> data_;
+    struct Free {
+      void operator()(T* p) const { std::free(p); }
+    };
+    std::unique_ptr<T[], Free> data_;
     size_t capacity_ = 0;
   };
   struct Staging {

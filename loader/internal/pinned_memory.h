@@ -10,7 +10,8 @@
 /// (then the versioned names) the first time a buffer asks for it, and only
 /// cudaHostRegister / cudaHostUnregister are called. Without a runtime or a device the buffer
 /// is plain memory and `pinned()` says so. Every page is written once at allocation, so the
-/// decode threads never take a first-touch page fault.
+/// decode threads never take a first-touch page fault; buffers of 2 MiB or more are aligned to
+/// 2 MiB and asked for transparent huge pages (madvise, where the kernel offers them).
 ///
 /// A HostBuffer is a move-only owner; the functions here are thread-safe.
 
@@ -31,6 +32,10 @@ size_t PageSize();
 
 /// `n` rounded up to whole pages.
 size_t RoundUpToPage(size_t n);
+
+/// Asks for transparent huge pages over the whole pages inside [p, p + n) (madvise
+/// MADV_HUGEPAGE; nothing where the kernel does not offer them). Call before first touch.
+void AdviseHugePages(void* p, size_t n);
 
 class HostBuffer {
  public:

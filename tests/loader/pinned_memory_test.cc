@@ -50,6 +50,17 @@ TEST(PinnedMemoryTest, BuffersArePageAlignedZeroedAndMovable) {
   EXPECT_EQ(a.data(), nullptr);  // NOLINT(bugprone-use-after-move)
 }
 
+TEST(PinnedMemoryTest, BuffersOfHugePagesAreAlignedToThem) {
+  // A ring slot of 2 MiB or more lies on 2 MiB boundaries, so transparent huge pages can back
+  // all of it; it is still zeroed and at least as large as asked.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  ASSERT_OK_AND_ASSIGN(HostBuffer a, HostBuffer::Allocate(kHugePage + 10000, PinMode::kOff));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % kHugePage, 0u);
+  EXPECT_EQ(a.size(), 2 * kHugePage);
+  EXPECT_TRUE(
+      std::all_of(a.data(), a.data() + a.size(), [](std::byte b) { return b == std::byte{0}; }));
+}
+
 TEST(PinnedMemoryTest, AutoFallsBackToPlainMemoryAndSaysWhy) {
   ASSERT_OK_AND_ASSIGN(HostBuffer a, HostBuffer::Allocate(100, PinMode::kAuto));
   if (a.pinned()) {
