@@ -7,6 +7,8 @@
 #include "loader/internal/box_fetch.h"
 #include "loader/internal/byte_arena.h"
 #include "loader/internal/metrics_counters.h"
+#include "storage/byte_source.h"
+#include "storage/store.h"
 
 namespace patchfeed::loader {
 
@@ -14,16 +16,21 @@ Status ReadBoxFetched(std::shared_ptr<const codec::ArrayReader> array, const cod
                       const codec::NdView& dst, std::span<const std::byte> pad_item,
                       codec::BoxReadScratch& scratch) {
   const codec::ArrayReader& a = *array;
+  const storage::ByteSource* file = a.file();
+  const storage::Store* store = a.chunk_store();
+  // Only reads that go over a network are fetched ahead (there is no IoEngine here): the rest,
+  // local reads above all, go straight to ReadBox, planned once.
+  const bool fetched = (file != nullptr && file->reads_async()) ||
+                       (file == nullptr && store != nullptr && store->remote());
   const size_t n = a.geometry().shape.size();
-  if (box.start.size() != n || box.stop.size() != n)
-    return a.ReadBox(box, dst, pad_item, scratch);  // its error names what is wrong
+  if (!fetched || box.start.size() != n || box.stop.size() != n)
+    return a.ReadBox(box, dst, pad_item, scratch);  // its errors name what is wrong
   codec::BoxPlan plan;
   PATCHFEED_RETURN_IF_ERROR(codec::PlanBox(a.geometry(), box, codec::BlockFilter{}, &plan),
                             a.path());
   internal_loader::ByteArena arena;
   internal_loader::MetricsCounters counters;
   internal_loader::FetchJob job;
-  // No IoEngine: local files are read by the decode itself, as ReadBox does.
   if (!internal_loader::MakeFetchJob(array, plan, pad_item, nullptr, arena,
                                      &counters.io_fallback_reads, &job)) {
     return a.ReadBox(box, dst, pad_item, scratch);
