@@ -181,6 +181,9 @@ def test_from_precomputed_refuses_layers_that_do_not_pair(tmp_path):
         patchfeed.Dataset.from_precomputed(tmp_path, scale=(8, 8, 40))
     with pytest.raises(ValueError, match="no precomputed layer 'img'"):
         patchfeed.Dataset.from_precomputed(tmp_path, image="img")
+    # A segmentation layer named by the caller is never silently left out.
+    with pytest.raises(ValueError, match="vol0: no precomputed layer 'labels' .*label="):
+        patchfeed.Dataset.from_precomputed(tmp_path, label="labels", scale=(8, 8, 40))
 
 
 def test_a_cutout_over_http_requests_its_chunks_all_at_once(tmp_path, http_server, fault_proxy):

@@ -82,11 +82,13 @@ def _paired_scale(image_layer: str, image: dict[str, Any], label_layer: str,
                      f"image's ({image_layer}/{image['key']})")
 
 
-def _case(case_id: str, folder: str, image: str, labels: Sequence[str], scale: ScaleSelector,
-          store: _core.Store) -> PrecomputedCase:
+def _case(case_id: str, folder: str, image: str, labels: Sequence[str], named: bool,
+          scale: ScaleSelector, store: _core.Store) -> PrecomputedCase:
     image_layer = _join(folder, image)
     chosen = _image_scale(image_layer, _core.precomputed_scales(image_layer, store), scale)
     found = [name for name in labels if _is_layer(_join(folder, name), store)]
+    if named and not found:
+        raise ValueError(f"{folder}: no precomputed layer {labels[0]!r} (the label= asked for)")
     if len(found) > 1 and len(labels) > 1:
         raise ValueError(f"{folder}: holds the layers {' and '.join(map(repr, found))}; name the "
                          f"segmentation layer with label=")
@@ -103,16 +105,18 @@ def precomputed_cases(root: str, store: _core.Store, image: str = "image",
                       scale: ScaleSelector = None) -> list[PrecomputedCase]:
     """The cases under `root`: `root` itself when it holds the layer `image` (or is a layer:
     one case, no segmentation), else each folder in it that holds `image`, sorted by name.
-    `label`: the segmentation layer's name, or names to look for (the first found; () for
-    images alone)."""
-    labels = [label] if isinstance(label, str) else list(label)
+    `label`: the segmentation layer's name, which every volume must hold, or names to look for
+    (the first found; () for images alone)."""
+    # A name the caller gave must be there; the default names are looked for.
+    named = isinstance(label, str)
+    labels = [label] if named else list(label)
     name = root.rstrip("/").rsplit("/", 1)[-1]
     if _is_layer(root, store):
         chosen = _image_scale(root, _core.precomputed_scales(root, store), scale)
         return [PrecomputedCase(name, _join(root, chosen["key"]), None)]
     if _is_layer(_join(root, image), store):
-        return [_case(name, root, image, labels, scale, store)]
-    cases = [_case(entry[:-1], _join(root, entry[:-1]), image, labels, scale, store)
+        return [_case(name, root, image, labels, named, scale, store)]
+    cases = [_case(entry[:-1], _join(root, entry[:-1]), image, labels, named, scale, store)
              for entry in store.list(root)
              if entry.endswith("/") and _is_layer(_join(_join(root, entry[:-1]), image), store)]
     if not cases:
