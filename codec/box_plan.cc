@@ -48,6 +48,62 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize, int64_
   return extents;
 }
 
+// With a filter, the padding is cut on the array's grid of blocks, continued past its border,
+// and only the tiles the filter wants are kept (runs of them along the last dimension joined,
+// so each stays one fill per row): a reader that needs only some blocks, such as a rotated
+// window's, leaves the padding it does not want unwritten, as it does those blocks.
+void BoxPlan::KeepWantedPadTiles(int n, const NdIndex& blockshape, const BlockFilter& filter,
+                                 std::vector<Region>* pads) {
+  const auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); };
+  const auto last = static_cast<size_t>(n - 1);
+  std::vector<Region> slabs;
+  slabs.swap(*pads);
+  for (const Region& slab : slabs) {
+    NdIndex first{}, end{}, t{};
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      first[i] = floor_div(slab.lo[i], blockshape[i]);
+      end[i] = floor_div(slab.hi[i] - 1, blockshape[i]) + 1;
+      t[i] = first[i];
+    }
+    while (true) {
+      Region run;
+      bool open = false;
+      for (t[last] = first[last]; t[last] < end[last]; ++t[last]) {
+        NdIndex lo{}, hi{};
+        for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+          lo[i] = t[i] * blockshape[i];
+          hi[i] = lo[i] + blockshape[i];
+        }
+        if (!filter.wants(filter.context, lo.data(), hi.data())) {
+          if (open)
+            pads->push_back(run);
+          open = false;
+          continue;
+        }
+        if (!open) {
+          for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+            run.lo[i] = std::max(lo[i], slab.lo[i]);
+            run.hi[i] = std::min(hi[i], slab.hi[i]);
+          }
+          open = true;
+        }
+        run.hi[last] = std::min(hi[last], slab.hi[last]);
+      }
+      if (open)
+        pads->push_back(run);
+      int d = n - 2;
+      for (; d >= 0; --d) {
+        const auto i = static_cast<size_t>(d);
+        if (++t[i] < end[i])
+          break;
+        t[i] = first[i];
+      }
+      if (d < 0)
+        break;
+    }
+  }
+}
+
 Status PlanBox(const NdGeometry& g, const Box& box, const BlockFilter& filter, BoxPlan* plan) {
   const int n = g.ndim;
   if (static_cast<int>(box.start.size()) != n || static_cast<int>(box.stop.size()) != n) {
@@ -108,6 +164,8 @@ Status PlanBox(const NdGeometry& g, const Box& box, const BlockFilter& filter, B
       p.pads_.push_back(above);
     }
   }
+  if (filter.wants != nullptr)
+    BoxPlan::KeepWantedPadTiles(n, p.blockshape_, filter, &p.pads_);
   // Per dimension, the box's interval in every chunk it crosses and the blocks it touches.
   NdIndex mask_shape{};
   p.num_chunk_pieces_ = 1;

@@ -13,8 +13,8 @@
 /// other axes, so the plan keeps, per axis, the box's interval in each chunk it crosses, and a
 /// piece is one interval per axis. Its size is the sum, not the product, of the chunks per
 /// axis: a box over many small chunks costs no memory per chunk. Pieces come in C order of
-/// their chunks, then the pad regions. Pieces are disjoint and tile the box, so different
-/// threads may read different pieces into one destination at once.
+/// their chunks, then the pad regions. Pieces are disjoint and tile the box (without a filter), so
+/// different threads may read different pieces into one destination at once.
 ///
 /// PlanBox is a pure function; a BoxPlan is plain data (copy it, read it from any thread).
 
@@ -38,7 +38,9 @@ struct Box {
 };
 
 /// Which blocks of a box a reader needs: `wants(context, lo, hi)` gets a block's box [lo, hi)
-/// in array coordinates (all dimensions). No function: every block.
+/// in array coordinates (all dimensions). No function: every block. Items of the destination
+/// in blocks it does not want are left unwritten, the padding outside the array included
+/// (asked about in tiles of the block grid continued past the array's border).
 struct BlockFilter {
   bool (*wants)(const void* context, const int64_t* lo, const int64_t* hi) = nullptr;
   const void* context = nullptr;
@@ -113,6 +115,8 @@ class BoxPlan {
   struct Region {
     NdIndex lo{}, hi{};
   };
+  static void KeepWantedPadTiles(int n, const NdIndex& blockshape, const BlockFilter& filter,
+                                 std::vector<Region>* pads);
 
   int ndim_ = 0;
   int64_t itemsize_ = 0;

@@ -171,6 +171,55 @@ TEST(BoxPlanTest, FilterMarksTheBlocksItDeclines) {
   EXPECT_FALSE(plan.filtered());
 }
 
+// The padding is asked about in tiles of the block grid continued past the border: a pad
+// item is covered (once) exactly when its tile is wanted, and wanted tiles next to each other
+// along the last axis are one piece.
+TEST(BoxPlanTest, FilterDeclinesPaddingTilesToo) {
+  const NdGeometry g = Geometry({10, 20}, {4, 8}, {2, 4});
+  const Box box{{-5, -7}, {13, 26}};
+  const auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); };
+  for (const bool join : {false, true}) {
+    BlockFilter filter;
+    filter.wants = join ? [](const void*, const int64_t* lo, const int64_t*) { return lo[0] < 0; }
+                        : [](const void*, const int64_t*, const int64_t* hi) {
+                            return (hi[1] / 4 + hi[0] / 2) % 2 == 0;  // a checkerboard
+                          };
+    BoxPlan plan;
+    ASSERT_OK(PlanBox(g, box, filter, &plan));
+    std::vector<int> cover(18 * 33, 0);
+    int pads = 0;
+    for (int64_t i = 0; i < plan.num_pieces(); ++i) {
+      const BoxPiece p = plan.piece(i);
+      if (p.chunk >= 0) {
+        continue;
+      }
+      ++pads;
+      for (int64_t y = p.lo[0]; y < p.hi[0]; ++y) {
+        for (int64_t x = p.lo[1]; x < p.hi[1]; ++x) {
+          ASSERT_TRUE(y < 0 || y >= 10 || x < 0 || x >= 20) << y << "," << x;
+          cover[static_cast<size_t>((y + 5) * 33 + (x + 7))] += 1;
+        }
+      }
+    }
+    for (int64_t y = -5; y < 13; ++y) {
+      for (int64_t x = -7; x < 26; ++x) {
+        if (y >= 0 && y < 10 && x >= 0 && x < 20) {
+          continue;
+        }
+        const int64_t lo[2] = {floor_div(y, 2) * 2, floor_div(x, 4) * 4};
+        const int64_t hi[2] = {lo[0] + 2, lo[1] + 4};
+        EXPECT_EQ(cover[static_cast<size_t>((y + 5) * 33 + (x + 7))],
+                  filter.wants(nullptr, lo, hi) ? 1 : 0)
+            << y << "," << x;
+      }
+    }
+    // Below the array: tile rows -3..-1 (items -5..-1), each one run from x = -7 to 26.
+    if (join) {
+      EXPECT_EQ(pads, 3);
+    }
+  }
+}
+
 class BoxPlanReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
