@@ -273,5 +273,33 @@ TEST(ShuffleTest, UnshuffleItemRowsMatchesWholeUnshuffle) {
   }
 }
 
+TEST(ShuffleTest, UnshuffleItemRowsWritesOnlyItsItemsForEveryShortRun) {
+  // Every run shorter than a vector batch (32 items) at every offset of a batch, at the start,
+  // inside and at the end of a block: the partial rows of a patch, written from registers
+  // under masks. Bytes around each run must stay as they were.
+  std::mt19937 rng(5);
+  for (SimdLevel level : kLevels) {
+    ScopedSimdCap cap(level);
+    for (size_t ts : std::vector<size_t>{2, 4, 8}) {
+      const size_t n = 200;
+      const std::vector<std::byte> items = RandomBytes(n * ts, rng);
+      const std::vector<std::byte> planes = ReferenceShuffle(ts, items);
+      for (size_t first = 0; first < n; first += (first < 40 || first > n - 40) ? 1 : 37) {
+        for (size_t count = 1; count < 32 && first + count <= n; ++count) {
+          SCOPED_TRACE(LevelName(level) + " typesize " + std::to_string(ts) + " items " +
+                       std::to_string(first) + "+" + std::to_string(count));
+          std::vector<std::byte> out(count * ts + 128, std::byte{0x5a});
+          UnshuffleItemRows(static_cast<int32_t>(ts), planes.data(), n, first, count, 2, 0,
+                            out.data() + 64, 0);
+          std::vector<std::byte> want(out.size(), std::byte{0x5a});
+          std::copy_n(items.begin() + static_cast<ptrdiff_t>(first * ts), count * ts,
+                      want.begin() + 64);
+          ASSERT_EQ(out, want);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace patchfeed::codec
