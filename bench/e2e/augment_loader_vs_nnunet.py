@@ -114,19 +114,23 @@ def _minor_faults(pids) -> int:
     return total
 
 
-def timed_faults(step, steps, warmup):
-    """timed(), plus the minor page faults of the process tree over the timed steps."""
-    count = [0, 0]
+def timed_faults(step, steps, warmup, decoded=None):
+    """timed(), plus the minor page faults of the process tree over the timed steps, and with
+    `decoded` (a function returning the loader's bytes_decoded) the bytes decoded per sample."""
+    count = [0, 0, 0]
 
     def counted():
         if count[0] == warmup:
             count[1] = _minor_faults(_tree(os.getpid()))
+            count[2] = decoded() if decoded else 0
         count[0] += 1
         step()
 
     result = timed(counted, steps, warmup)
     result["minor_faults_per_sample"] = (_minor_faults(_tree(os.getpid())) - count[1]) / (
         steps * BATCH)
+    if decoded:  # the ring runs a few batches ahead at both ends alike
+        result["decoded_mb_per_sample"] = (decoded() - count[2]) / (steps * BATCH) / 1e6
     return result
 
 
@@ -153,7 +157,7 @@ def side_patchfeed(folder, threads, steps, warmup, variant="patchfeed"):
         seg = b["seg"]
         consume(b["image"], seg if augmentation is None else seg[0])
 
-    result = timed_faults(step, steps, warmup)
+    result = timed_faults(step, steps, warmup, lambda: loader.metrics()["bytes_decoded"])
     loader.close()
     return result
 
@@ -220,6 +224,16 @@ def summary(channels, rounds, sides):
             for key in ("cpu_s_per_sample", "samples_per_s", "peak_rss_mb",
                         "minor_faults_per_sample"):
                 row[f"{side}_{key}"] = _median(rs, side, key)
+            if side != "nnunet":
+                row[f"{side}_decoded_mb"] = _median(rs, side, "decoded_mb_per_sample")
+        if "patchfeed" in sides and "decode_patch" in sides:
+            # What decoding the augmented loader's own bytes costs at decode_patch's rate per
+            # byte (its windows are larger than the patch when rotated or scaled): a floor for
+            # nnU-Net's draws. It overstates a little: the consumer's pass in decode_patch does
+            # not grow with the bytes.
+            row["reads_floor"] = statistics.median(
+                r["decode_patch"]["cpu_s_per_sample"] * r["patchfeed"]["decoded_mb_per_sample"] /
+                r["decode_patch"]["decoded_mb_per_sample"] for r in rs)
         if "nnunet" in sides and "patchfeed" in sides:
             row["ratio"] = statistics.median(r["nnunet"]["cpu_s_per_sample"] /
                                              r["patchfeed"]["cpu_s_per_sample"] for r in rs)
@@ -230,6 +244,12 @@ def summary(channels, rounds, sides):
                     row[f"{floor}_ratio"] = statistics.median(
                         r["nnunet"]["cpu_s_per_sample"] / r[floor]["cpu_s_per_sample"]
                         for r in rs)
+            if "reads_floor" in row:
+                row["reads_floor_ratio"] = statistics.median(
+                    r["nnunet"]["cpu_s_per_sample"] / (
+                        r["decode_patch"]["cpu_s_per_sample"] *
+                        r["patchfeed"]["decoded_mb_per_sample"] /
+                        r["decode_patch"]["decoded_mb_per_sample"]) for r in rs)
         rows.append(row)
     return rows
 
@@ -264,6 +284,15 @@ def print_tables(rows, sides, args):
                 cells.append(f"{r[f + '_cpu_s_per_sample']:.4f}{ratio}")
             cells += [f"{r[f + '_minor_faults_per_sample']:.0f}" for f in floors]
             print(f"| {r['channels']} | " + " | ".join(cells) + " |")
+    if rows and "reads_floor" in rows[0]:
+        print("\nbytes decoded per sample (MB) and the reads floor: decode_patch's CPU per byte "
+              "times the augmented loader's bytes (in brackets: nnU-Net over it):")
+        print("| channels | patchfeed MB | decode_patch MB | reads floor CPU s/sample |")
+        print("| ---: | ---: | ---: | ---: |")
+        for r in rows:
+            ratio = f" ({r['reads_floor_ratio']:.1f}x)" if "reads_floor_ratio" in r else ""
+            print(f"| {r['channels']} | {r['patchfeed_decoded_mb']:.1f} | "
+                  f"{r['decode_patch_decoded_mb']:.1f} | {r['reads_floor']:.4f}{ratio} |")
 
 
 def main():

@@ -15,12 +15,10 @@
 #include <string>
 #include <utility>
 
-#include <oneapi/tbb/task_arena.h>
-#include <oneapi/tbb/task_group.h>
 
 #include "common/str_cat.h"
 #include "loader/internal/nonfinite_count.h"
-#include "loader/internal/task_spawn.h"
+#include "loader/internal/shared_pieces.h"
 
 namespace patchfeed::loader::internal_loader {
 namespace {
@@ -82,24 +80,6 @@ bool FootprintWants(const void* context, const int64_t* lo, const int64_t* hi) {
   return true;
 }
 
-// Runs a sample's pieces as tasks of the current arena: piece 0 on this thread, the others
-// spawned for idle workers (RunTask: the happens-before edges TBB gives are stated for
-// ThreadSanitizer). This worker waits in isolation: it helps with these pieces only, never
-// another sample, whose task would take over its staging while these pieces still read it
-// (STYLE.md section 7).
-void RunPiecesAsTasks(int64_t count, const augment::PieceRunner::Body& body) {
-  TsanToken done;
-  tbb::this_task_arena::isolate([&] {
-    tbb::task_group group;
-    for (int64_t i = 1; i < count; ++i) {
-      RunTask(group, &done, [&body, i] { body(i); });
-    }
-    body(0);
-    group.wait();
-  });
-  TsanAcquire(&done);
-}
-
 // Widens a window of the previous stage's label map (items of `dtype`, C-contiguous over
 // `box`) to int16 in `dst`, -1 where the box lies outside the case of `case_shape` (nnU-Net's
 // pad value after its cast to int16; the read padded with 0 in the file's type, which for an
@@ -155,10 +135,18 @@ Status WidenPreviousSeg(const std::string& dtype, const std::byte* raw, const co
 }  // namespace
 
 AugmentedSamples::AugmentedSamples(const LoaderParts& parts, SampleReader* reader)
-    : parts_(parts),
-      reader_(*reader),
-      pieces_(parts.num_threads > 1 ? augment::PieceRunner(&RunPiecesAsTasks)
-                                    : augment::PieceRunner()) {}
+    : parts_(parts), reader_(*reader) {}
+
+augment::PieceRunner AugmentedSamples::Pieces(ReadRound& round) const {
+  const int helpers = parts_.num_threads - 1;
+  if (helpers == 0 || round.on_consumer()) {
+    return augment::PieceRunner();  // one after another on this thread
+  }
+  return augment::PieceRunner(
+      [&round, helpers](int64_t count, const augment::PieceRunner::Body& body) {
+        RunSharedPieces(round, helpers, count, body);
+      });
+}
 
 StreamId AugmentedSamples::Stream(BatchId batch, int64_t sample) const {
   // Keyed by the sample's position in the global batch, so a rank's samples augment the same
@@ -260,6 +248,7 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
   // The pipeline's segmentation channels: the cascade's second is the previous stage's.
   const int64_t seg_channels = cascade ? 2 : (has_seg ? parts_.outputs[1].channels : 0);
   Staging& staging = staging_.local();
+  const augment::PieceRunner pieces = Pieces(round);
   // The segmentation the pipeline writes: the slot's, or staging when the slot holds regions
   // or only the cascade's channel 0.
   const std::span<const int64_t> patch(pipeline.patch_size.data(), static_cast<size_t>(dims));
@@ -310,7 +299,7 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
             static_cast<size_t>(items * seg_read_channels), bound(seg_read_channels)));
       }
     }
-    if (!ReadInPieces(round, read, read_into[o], staging)) {
+    if (!ReadInPieces(round, read, read_into[o], staging, pieces)) {
       return;
     }
   }
@@ -358,11 +347,11 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
     st = augment::ApplyNnUNetSpatialWindow(
         params, pipeline, crop, task.window,
         augment::SampleViewOf<const float>(pipeline_view(read_into[0])), seg_window, image, seg,
-        staging.pipeline, pieces_);
+        staging.pipeline, pieces);
   }
   if (st.ok()) {
     st = augment::ApplyNnUNetAfterSpatial(params, pipeline, Stream(round.batch(), sample), image,
-                                          seg, staging.pipeline, pieces_);
+                                          seg, staging.pipeline, pieces);
   }
   if (st.ok() && has_seg) {
     // The batch's segmentation is channel 0; the cascade's channel 1 was only the one-hot's.
@@ -381,7 +370,8 @@ void AugmentedSamples::Run(ReadRound& round, const AugmentedTask& task) noexcept
 }
 
 bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
-                                    const StridedView& dst, Staging& staging) {
+                                    const StridedView& dst, Staging& staging,
+                                    const augment::PieceRunner& pieces) {
   SampleRead& split = staging.split_read;
   split.sample = read.sample;
   split.output = read.output;
@@ -406,7 +396,7 @@ bool AugmentedSamples::ReadInPieces(ReadRound& round, const SampleRead& read,
     staging.runs.push_back(WholePlan(split.plan));
   }
   std::atomic<bool> ok{true};
-  pieces_.ForEach(static_cast<int64_t>(staging.runs.size()), [&](int64_t i) {
+  pieces.ForEach(static_cast<int64_t>(staging.runs.size()), [&](int64_t i) {
     if (!reader_.ReadRun(round, split, staging.runs[static_cast<size_t>(i)])) {
       ok.store(false, std::memory_order_relaxed);
     }

@@ -88,9 +88,12 @@ class AugmentedSamples {
   };
 
   /// Reads read.box into `dst` (read.dst, or staging of its shape), skipping the blocks
-  /// `filter` declines, in runs that run through pieces_; false after recording an error.
+  /// `filter` declines, in runs that run through `pieces`; false after recording an error.
   bool ReadInPieces(ReadRound& round, const SampleRead& read, const StridedView& dst,
-                    Staging& staging);
+                    Staging& staging, const augment::PieceRunner& pieces);
+  /// How a sample of `round` runs its pieces: one after another with one thread (or on the
+  /// consumer), else shared with the pool's free threads (shared_pieces.h).
+  augment::PieceRunner Pieces(ReadRound& round) const;
   /// Whether the pipeline's segmentation is staged rather than the slot's: as regions, or
   /// with the cascade's second channel, which the slot does not hold.
   bool SegStaged() const;
@@ -104,7 +107,6 @@ class AugmentedSamples {
 
   const LoaderParts& parts_;
   SampleReader& reader_;
-  augment::PieceRunner pieces_;  ///< one after another with one thread, else TBB tasks
   tbb::enumerable_thread_specific<Staging> staging_;
 };
 

@@ -58,7 +58,8 @@ Status BatchProducer::FillBatch(int slot, BatchId batch, bool on_consumer) {
   for (int attempt = 0;; ++attempt) {
     tbb::task_group group;  // bound to the producer's context: shutdown's cancel reaches it
     ReadRound round(slot, batch, specs.size(), todo.size() * parts_.outputs.size(), on_consumer,
-                    config.error_policy == ErrorPolicy::kFail, &group);
+                    config.error_policy == ErrorPolicy::kFail, &group,
+                    &reads_done_[static_cast<size_t>(slot)]);
     PATCHFEED_RETURN_IF_ERROR(RunRound(round, todo));
     if (config.check_finite) {
       // After the round, when every piece of a sample has counted its part.
@@ -112,7 +113,7 @@ Status BatchProducer::RunRound(ReadRound& round, const std::vector<int64_t>& sam
     // The batch's bytes, in two round trips, before any decode task starts.
     prefetcher_->Fetch(round);
   }
-  TsanToken* done = &reads_done_[static_cast<size_t>(slot)];
+  TsanToken* done = round.tasks_done();
   // Augmented samples: one task each, but the last (or all, when the consumer produces) runs
   // on this thread.
   const size_t spawned_augmented =

@@ -26,15 +26,22 @@ SampleRead MakeSampleRead(int64_t sample, size_t output, int64_t channels, const
 }
 
 ReadRound::ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_reads,
-                     bool on_consumer, bool stop_at_first_error, tbb::task_group* group)
+                     bool on_consumer, bool stop_at_first_error, tbb::task_group* group,
+                     TsanToken* tasks_done)
     : slot_(slot),
       batch_(batch),
       on_consumer_(on_consumer),
       stop_at_first_error_(stop_at_first_error),
       group_(group),
+      tasks_done_(tasks_done),
       sample_status_(num_samples),
       nonfinite_(std::make_unique<std::atomic<int64_t>[]>(max_reads)) {
   reads_.reserve(max_reads);  // tasks keep pointers into it
+}
+
+PieceShare* ReadRound::NewPieceShare() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return &piece_shares_.emplace_back();
 }
 
 SampleRead* ReadRound::AddRead(SampleRead read) {

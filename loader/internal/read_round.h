@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -29,7 +30,9 @@
 #include "loader/internal/fetched_source.h"
 #include "loader/internal/fetched_store.h"
 #include "loader/internal/read_tasks.h"
+#include "loader/internal/shared_pieces.h"
 #include "loader/internal/slot_scheduler.h"
+#include "loader/internal/task_spawn.h"
 #include "loader/sampler.h"
 
 namespace patchfeed::loader::internal_loader {
@@ -79,17 +82,22 @@ struct AugmentedTask {
 
 class ReadRound {
  public:
-  /// `on_consumer`: the consumer produces this batch, so nothing is spawned.
+  /// `on_consumer`: the consumer produces this batch, so nothing is spawned. `tasks_done`:
+  /// what the round's tasks release and its waiter acquires (RunTask).
   ReadRound(int slot, BatchId batch, size_t num_samples, size_t max_reads, bool on_consumer,
-            bool stop_at_first_error, tbb::task_group* group);
+            bool stop_at_first_error, tbb::task_group* group, TsanToken* tasks_done);
   ReadRound(const ReadRound&) = delete;
   ReadRound& operator=(const ReadRound&) = delete;
 
   int slot() const { return slot_; }
   BatchId batch() const { return batch_; }
   bool on_consumer() const { return on_consumer_; }
-  /// The task group the round's tasks run in.
+  /// The task group the round's tasks run in, and the token they release (RunTask).
   tbb::task_group* group() const { return group_; }
+  TsanToken* tasks_done() const { return tasks_done_; }
+  /// A fresh counter for one sample's shared pieces, valid until the round ends (helpers that
+  /// start late still read it). Thread-safe.
+  PieceShare* NewPieceShare();
 
   // The plan, written by the producer before any task runs.
   /// Adds a read; the returned pointer stays valid (the storage is reserved up front).
@@ -125,11 +133,13 @@ class ReadRound {
   const bool on_consumer_;
   const bool stop_at_first_error_;
   tbb::task_group* const group_;
+  TsanToken* const tasks_done_;
   std::vector<SampleRead> reads_;
   std::atomic<bool> failed_{false};
   std::mutex mu_;
   std::vector<Status> sample_status_;                  // under mu_ while tasks run
   std::unique_ptr<std::atomic<int64_t>[]> nonfinite_;  // per read
+  std::deque<PieceShare> piece_shares_;                // under mu_; a deque never moves them
 };
 
 }  // namespace patchfeed::loader::internal_loader
