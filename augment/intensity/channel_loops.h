@@ -9,6 +9,7 @@
 /// AugmentScratch owns memory that grows to the largest sample seen and is then reused, so a
 /// worker that keeps one scratch allocates nothing per call. Not thread-safe: one per worker.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,10 +37,16 @@ namespace patchfeed::internal_augment {
 using augment::AugmentScratch;
 using augment::SampleView;
 
-/// Grows `v` to at least `n` elements (never shrinks) and returns its data.
-inline float* Reserve(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n)
-    v.resize(static_cast<size_t>(n));
+/// Grows `v` to at least `n` elements (never shrinks) and returns its data. Its contents are
+/// not kept when it grows. `bound`: the most it will be asked for by this transform's sample
+/// shape; growing straight to it, rather than a step per larger draw (each a fresh block the
+/// kernel faults in page by page), leaves one growth per scratch.
+template <typename T>
+T* Reserve(std::vector<T>& v, int64_t n, int64_t bound = 0) {
+  if (static_cast<int64_t>(v.size()) < n) {
+    v.clear();
+    v.resize(static_cast<size_t>(std::max(n, bound)));
+  }
   return v.data();
 }
 

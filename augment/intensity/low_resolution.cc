@@ -78,7 +78,7 @@ Status ApplyLowResolution(const LowResolutionParams& params, SampleView<float> i
       internal_augment::GatherChannel(image, c, copy);
       src = copy;
     }
-    float* small = internal_augment::Reserve(scratch.small, small_size);
+    float* small = internal_augment::Reserve(scratch.small, small_size, size);
     internal_augment::ResizeNearestExact(src, image.shape.data(), small, small_shape, dims,
                                          scratch.index);
     float* dst = dense ? channel : internal_augment::Reserve(scratch.lines, size);

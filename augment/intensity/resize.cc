@@ -1,7 +1,10 @@
 // Copyright 2026 The patchfeed Authors. SPDX-License-Identifier: Apache-2.0
 #include "augment/intensity/resize.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include "augment/intensity/channel_loops.h"
 
 namespace patchfeed::internal_augment {
 
@@ -174,13 +177,14 @@ void ResizeLinear(const float* in, const int64_t* in_shape, float* out, const in
     }
   }
   int64_t need = 0;
+  int64_t largest = 1;  // no stage is larger: each axis is in_shape's or out_shape's
   for (int d = dims - 1; d >= 1; --d)
     need += sizes[d];
+  for (int d = 0; d < dims; ++d)
+    largest *= std::max(in_shape[d], out_shape[d]);
   const int64_t last = out_shape[dims - 1];
-  if (static_cast<int64_t>(work.size()) < need + 2 * last)
-    work.resize(static_cast<size_t>(need + 2 * last));
-  if (static_cast<int64_t>(index.size()) < 2 * last)
-    index.resize(static_cast<size_t>(2 * last));
+  Reserve(work, need + 2 * last, (dims - 1) * largest + 2 * last);
+  Reserve(index, 2 * last);
   float* weights = work.data() + need;
   const float* src = in;
   float* next = work.data();
