@@ -295,6 +295,11 @@ TEST(ShuffleTest, UnshuffleItemRowsWritesOnlyItsItemsForEveryShortRun) {
           std::copy_n(items.begin() + static_cast<ptrdiff_t>(first * ts), count * ts,
                       want.begin() + 64);
           ASSERT_EQ(out, want);
+          // Into a buffer of exactly the run (under ASan: no byte outside it touched).
+          std::vector<std::byte> exact(count * ts);
+          UnshuffleItemRows(static_cast<int32_t>(ts), planes.data(), n, first, count, 1, 0,
+                            exact.data(), 0);
+          ASSERT_TRUE(std::equal(exact.begin(), exact.end(), want.begin() + 64));
         }
       }
     }
