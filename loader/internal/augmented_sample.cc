@@ -15,7 +15,6 @@
 #include <string>
 #include <utility>
 
-
 #include "common/str_cat.h"
 #include "loader/internal/nonfinite_count.h"
 #include "loader/internal/shared_pieces.h"
