@@ -46,6 +46,7 @@ struct Options {
   bool latency = false;
   int reps = 200;
   int64_t open_cases = 0;
+  int ring = 0;  ///< ring slots; 0: the loader's default
   bool consumer_produces = true;
   bool check_finite = false;
   std::vector<int64_t> augment;  ///< the patch after augmentation; empty: none
@@ -97,6 +98,8 @@ bool Parse(int argc, char** argv, Options* o) {
       o->reps = std::atoi(v);
     } else if (a == "--open-cases") {
       o->open_cases = std::atoll(v);
+    } else if (a == "--ring") {
+      o->ring = std::atoi(v);
     } else if (a == "--patch") {
       if (!ParseList(v, &o->patch)) {
         return false;
@@ -110,7 +113,7 @@ bool Parse(int argc, char** argv, Options* o) {
     }
   }
   return !o->dataset.empty() && (o->workload == 'A' || o->workload == 'B') && o->threads > 0 &&
-         o->batches > 0 && o->batch_size > 0;
+         o->batches > 0 && o->batch_size > 0 && o->ring >= 0;
 }
 
 double Seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; }
@@ -147,6 +150,9 @@ pl::LoaderConfig MakeConfig(const Options& o, pl::Dataset dataset, int64_t batch
   config.num_threads = o.threads;
   config.consumer_produces = o.consumer_produces;
   config.check_finite = o.check_finite;
+  if (o.ring > 0) {
+    config.ring_size = o.ring;
+  }
   if (!o.augment.empty()) {
     pl::AugmentOptions a;
     a.pipeline = patchfeed::augment::NnUNetAugmentConfig::Default(o.augment);
@@ -284,7 +290,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: loader_bench --dataset DIR --workload A|B [--threads N] [--batches K]\n"
                  "       [--batch-size B] [--patch Z,Y,X] [--latency [--reps R]]\n"
-                 "       [--open-cases N] [--workers-only] [--check-finite]\n"
+                 "       [--open-cases N] [--workers-only] [--check-finite] [--ring SLOTS]\n"
                  "       [--augment Z,Y,X]\n");
     return 2;
   }
