@@ -52,9 +52,28 @@ Result<std::vector<int64_t>> BoxExtents(const Box& box, int64_t itemsize, int64_
 // and only the tiles the filter wants are kept (runs of them along the last dimension joined,
 // so each stays one fill per row): a reader that needs only some blocks, such as a rotated
 // window's, leaves the padding it does not want unwritten, as it does those blocks.
+// A grid too fine for that (blocks of a few items, from an untrusted file) would cost a filter
+// call and possibly a region per tile: past kMaxPadTiles the padding stays whole slabs, all of
+// it filled, as without a filter.
 void BoxPlan::KeepWantedPadTiles(int n, const NdIndex& blockshape, const BlockFilter& filter,
                                  std::vector<Region>* pads) {
+  constexpr int64_t kMaxPadTiles = int64_t{1} << 16;
   const auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); };
+  if (n <= 0)
+    return;
+  int64_t tiles = 0;
+  for (const Region& slab : *pads) {
+    int64_t slab_tiles = 1;
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      const int64_t along =
+          floor_div(slab.hi[i] - 1, blockshape[i]) - floor_div(slab.lo[i], blockshape[i]) + 1;
+      if (__builtin_mul_overflow(slab_tiles, along, &slab_tiles) || slab_tiles > kMaxPadTiles)
+        return;
+    }
+    tiles += slab_tiles;
+    if (tiles > kMaxPadTiles)
+      return;
+  }
   const auto last = static_cast<size_t>(n - 1);
   std::vector<Region> slabs;
   slabs.swap(*pads);

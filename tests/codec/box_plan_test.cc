@@ -220,6 +220,27 @@ TEST(BoxPlanTest, FilterDeclinesPaddingTilesToo) {
   }
 }
 
+// Blocks of one item make a grid too fine to ask about tile by tile: past the cap the padding
+// stays whole slabs, every pad item filled once, as without a filter.
+TEST(BoxPlanTest, PaddingOnAVeryFineGridStaysWhole) {
+  const NdGeometry g = Geometry({4, 4}, {2, 2}, {1, 1});
+  BlockFilter filter;
+  filter.wants = [](const void*, const int64_t*, const int64_t*) { return false; };
+  BoxPlan plan;
+  ASSERT_OK(PlanBox(g, {{-300, -300}, {304, 304}}, filter, &plan));
+  int64_t pad_items = 0;
+  int pads = 0;
+  for (int64_t i = 0; i < plan.num_pieces(); ++i) {
+    const BoxPiece p = plan.piece(i);
+    if (p.chunk < 0) {
+      ++pads;
+      pad_items += (p.hi[0] - p.lo[0]) * (p.hi[1] - p.lo[1]);
+    }
+  }
+  EXPECT_LE(pads, 4);
+  EXPECT_EQ(pad_items, 604 * 604 - 4 * 4);
+}
+
 class BoxPlanReadTest : public ::testing::Test {
  protected:
   void SetUp() override {
