@@ -18,121 +18,14 @@
 #include <cstdint>
 #include <cstring>
 
+#include "codec/blosc/internal/shuffle_avx2_vectors.h"
 #include "codec/blosc/internal/shuffle_kernels.h"
 
 namespace patchfeed::internal_codec {
 namespace {
 
-// The helpers take and return arrays of vectors; unless inlined, those go through the stack and
-// the kernels run several times slower, so inlining is not left to the heuristics.
-#define PF_INLINE inline __attribute__((always_inline))
-
-using Vec = __m256i;
-constexpr size_t kBatch = 32;  // elements per vector of a byte plane
-constexpr size_t kHalf = 16;   // elements per lane
-
-PF_INLINE Vec Load(const std::byte* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const Vec*>(p));
-}
-PF_INLINE void Store(std::byte* p, Vec v) { _mm256_storeu_si256(reinterpret_cast<Vec*>(p), v); }
-// Lane 0 from lo, lane 1 from hi.
-PF_INLINE Vec LoadLanes(const std::byte* lo, const std::byte* hi) {
-  const __m128i l = _mm_loadu_si128(reinterpret_cast<const __m128i*>(lo));
-  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(hi));
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(l), h, 1);
-}
-PF_INLINE void StoreLane0(std::byte* p, Vec v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
-}
-PF_INLINE void StoreLane1(std::byte* p, Vec v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_extracti128_si256(v, 1));
-}
-
-// Hides how a batch's base pointer derives from the loop counter. Otherwise GCC turns each of
-// the up to 32 strided addresses of a batch into an induction variable of its own and spills
-// them all, which costs more than the vector work.
-template <typename T>
-PF_INLINE T Opaque(T p) {
-  asm("" : "+r"(p));
-  return p;
-}
-
-// Interleaves the `kBytes`-byte units of the low (high) halves of each lane of a and b.
-template <int kBytes>
-PF_INLINE Vec UnpackLo(Vec a, Vec b) {
-  return kBytes == 1   ? _mm256_unpacklo_epi8(a, b)
-         : kBytes == 2 ? _mm256_unpacklo_epi16(a, b)
-         : kBytes == 4 ? _mm256_unpacklo_epi32(a, b)
-                       : _mm256_unpacklo_epi64(a, b);
-}
-template <int kBytes>
-PF_INLINE Vec UnpackHi(Vec a, Vec b) {
-  return kBytes == 1   ? _mm256_unpackhi_epi8(a, b)
-         : kBytes == 2 ? _mm256_unpackhi_epi16(a, b)
-         : kBytes == 4 ? _mm256_unpackhi_epi32(a, b)
-                       : _mm256_unpackhi_epi64(a, b);
-}
-
-// One step of Interleave: before it, each group of kGroup consecutive planes is already
-// interleaved into kGroup vectors (vector q of a group holds the lane's elements
-// [q*16/kGroup, ...) with kGroup bytes each); pairs of groups merge into groups twice the size.
-template <int kPlanes, int kGroup>
-PF_INLINE void InterleaveStep(Vec (&v)[kPlanes]) {
-  Vec out[kPlanes];
-#pragma GCC unroll 16
-  for (int m = 0; m < kPlanes / (2 * kGroup); ++m) {
-#pragma GCC unroll 16
-    for (int q = 0; q < kGroup; ++q) {
-      const Vec a = v[2 * m * kGroup + q];
-      const Vec b = v[(2 * m + 1) * kGroup + q];
-      out[2 * m * kGroup + 2 * q] = UnpackLo<kGroup>(a, b);
-      out[2 * m * kGroup + 2 * q + 1] = UnpackHi<kGroup>(a, b);
-    }
-  }
-#pragma GCC unroll 16
-  for (int k = 0; k < kPlanes; ++k)
-    v[k] = out[k];
-}
-
-// Per lane: v[k] holds byte k of 16 elements; afterwards v[q] holds bytes [16q, 16q + 16) of
-// those elements laid end to end. For 16 planes, a 16x16 transpose: its own inverse.
-template <int kPlanes, int kGroup = 1>
-PF_INLINE void Interleave(Vec (&v)[kPlanes]) {
-  InterleaveStep<kPlanes, kGroup>(v);
-  if constexpr (2 * kGroup < kPlanes)
-    Interleave<kPlanes, 2 * kGroup>(v);
-}
-
-// Per lane, the inverse of Interleave for 2, 4 or 8 planes. Two planes: the even bytes of the
-// stream (masked, then packed) followed by its odd bytes (shifted down, then packed). More:
-// four steps that each interleave the bytes of vector j with those of vector j + kPlanes / 2.
-// On a byte's address (vector bits above byte-in-lane bits) a step is a rotation left by one
-// bit, so four steps move the four element bits below the plane bits: the plane-major layout.
-// (Repeating the even/odd split needs fewer steps but more instructions; it measured slower.)
-template <int kPlanes>
-PF_INLINE void Deinterleave(Vec (&v)[kPlanes]) {
-  static_assert(kPlanes == 2 || kPlanes == 4 || kPlanes == 8);
-  if constexpr (kPlanes == 2) {
-    const Vec low_bytes = _mm256_set1_epi16(0x00ff);
-    const Vec a = v[0];
-    const Vec b = v[1];
-    v[0] = _mm256_packus_epi16(_mm256_and_si256(a, low_bytes), _mm256_and_si256(b, low_bytes));
-    v[1] = _mm256_packus_epi16(_mm256_srli_epi16(a, 8), _mm256_srli_epi16(b, 8));
-  } else {
-#pragma GCC unroll 4
-    for (int step = 0; step < 4; ++step) {
-      Vec out[kPlanes];
-#pragma GCC unroll 8
-      for (int j = 0; j < kPlanes / 2; ++j) {
-        out[2 * j] = UnpackLo<1>(v[j], v[j + kPlanes / 2]);
-        out[2 * j + 1] = UnpackHi<1>(v[j], v[j + kPlanes / 2]);
-      }
-#pragma GCC unroll 16
-      for (int k = 0; k < kPlanes; ++k)
-        v[k] = out[k];
-    }
-  }
-}
+using namespace avx2;  // NOLINT: the vector primitives shared with unshuffle_rows_avx2.cc
+#define PF_INLINE PATCHFEED_AVX2_INLINE
 
 // ---- Type sizes 2, 4, 8: whole vectors in and out, no waste. ----
 
@@ -166,36 +59,6 @@ size_t ShufflePow2(const std::byte* src, std::byte* dst, size_t n) {
 #pragma GCC unroll 16
     for (size_t k = 0; k < kTs; ++k)
       Store(dst + k * n + i, v[k]);
-  }
-  return i;
-}
-
-// kWholeStores: join the lanes of two vectors with a permute and store 32 contiguous bytes,
-// instead of storing each lane on its own.
-// Byte plane k starts at `src + k * stride`; elements [0, n) of the planes are interleaved into
-// dst (stride == n for a whole buffer, larger for a run of items inside a block).
-template <size_t kTs, bool kWholeStores>
-size_t UnshufflePow2Strided(const std::byte* src, size_t stride, std::byte* dst, size_t n) {
-  size_t i = 0;
-  for (; i + kBatch <= n; i += kBatch) {
-    Vec v[kTs];
-#pragma GCC unroll 16
-    for (size_t k = 0; k < kTs; ++k)
-      v[k] = Load(src + k * stride + i);
-    Interleave<kTs>(v);
-    std::byte* d = dst + i * kTs;
-#pragma GCC unroll 8
-    for (size_t j = 0; j < kTs / 2; ++j) {
-      if constexpr (kWholeStores) {
-        Store(d + 32 * j, _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x20));
-        Store(d + kHalf * kTs + 32 * j, _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x31));
-      } else {
-        StoreLane0(d + 32 * j, v[2 * j]);
-        StoreLane0(d + 32 * j + 16, v[2 * j + 1]);
-        StoreLane1(d + kHalf * kTs + 32 * j, v[2 * j]);
-        StoreLane1(d + kHalf * kTs + 32 * j + 16, v[2 * j + 1]);
-      }
-    }
   }
   return i;
 }
@@ -617,123 +480,6 @@ size_t ShuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t
   if (typesize == 12)
     return Shuffle12(src, dst, num_elements);
   return Tiles<false>(src, dst, typesize, num_elements);
-}
-
-namespace {
-
-// Rows of `count` items: whole vectors, then one more vector ending at the row's last item
-// (overlapping the previous one: the same bytes again). A row shorter than a vector is
-// unshuffled as a whole vector from a start that stays inside the block's planes into a
-// small buffer, and its part copied out.
-// Items [off, off + count) of the batch whose planes start at `planes` (count <= kBatch - off)
-// to dst, straight from registers: the batch's items as kTs whole vectors in item order, each
-// stored whole when all of its items are wanted and under a mask of 4- or 8-byte lanes when
-// some are (2-byte items: a lane holds two, and an item whose lane is only half wanted is
-// copied from the planes). The partial rows of a patch (a block row it crosses only in part)
-// are ~40 % of its rows; through a buffer and memcpy each paid a call and a store-forwarding
-// stall.
-template <size_t kTs>
-inline __attribute__((always_inline)) void UnshufflePartialBatch(const std::byte* planes,
-                                                                 size_t stride, size_t off,
-                                                                 size_t count, std::byte* dst) {
-  static_assert(kTs == 2 || kTs == 4 || kTs == 8);
-  Vec v[kTs];
-#pragma GCC unroll 8
-  for (size_t k = 0; k < kTs; ++k)
-    v[k] = Load(planes + k * stride);
-  Interleave<kTs>(v);
-  // As UnshufflePow2Strided<kTs, true> stores them: vector q holds bytes [32q, 32q + 32).
-  Vec out[kTs];
-#pragma GCC unroll 4
-  for (size_t j = 0; j < kTs / 2; ++j) {
-    out[j] = _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x20);
-    out[kTs / 2 + j] = _mm256_permute2x128_si256(v[2 * j], v[2 * j + 1], 0x31);
-  }
-  constexpr size_t kPer = 32 / kTs;  // items per vector
-  const size_t end = off + count;
-  const auto base = reinterpret_cast<uintptr_t>(dst) - off * kTs;  // where item 0 would go
-#pragma GCC unroll 8
-  for (size_t q = 0; q < kTs; ++q) {
-    const size_t lo = q * kPer;
-    if (lo + kPer <= off || lo >= end)
-      continue;
-    auto* d = reinterpret_cast<std::byte*>(base + lo * kTs);
-    if (lo >= off && lo + kPer <= end) {
-      Store(d, out[q]);
-      continue;
-    }
-    // Masked-off lanes are neither read nor written, so d may point before dst.
-    if constexpr (kTs == 8) {
-      const Vec item = _mm256_add_epi64(_mm256_setr_epi64x(0, 1, 2, 3),
-                                        _mm256_set1_epi64x(static_cast<int64_t>(lo)));
-      const Vec mask = _mm256_and_si256(
-          _mm256_cmpgt_epi64(item, _mm256_set1_epi64x(static_cast<int64_t>(off) - 1)),
-          _mm256_cmpgt_epi64(_mm256_set1_epi64x(static_cast<int64_t>(end)), item));
-      _mm256_maskstore_epi64(reinterpret_cast<long long*>(d), mask, out[q]);
-    } else {
-      // Lane L holds items [lo + L * k, lo + L * k + k), k = kItemsPerLane; it is stored when
-      // all of them are wanted.
-      constexpr int kItemsPerLane = 4 / static_cast<int>(kTs);
-      const Vec item =
-          _mm256_add_epi32(_mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                              _mm256_set1_epi32(kItemsPerLane)),
-                           _mm256_set1_epi32(static_cast<int>(lo)));
-      const Vec mask = _mm256_and_si256(
-          _mm256_cmpgt_epi32(item, _mm256_set1_epi32(static_cast<int>(off) - 1)),
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(end) - kItemsPerLane + 1), item));
-      _mm256_maskstore_epi32(reinterpret_cast<int*>(d), mask, out[q]);
-    }
-  }
-  if constexpr (kTs == 2) {
-    // An odd first or end leaves one item in a half-wanted lane: copied from the planes.
-    const auto copy_item = [&](size_t i) {
-      dst[(i - off) * 2] = planes[i];
-      dst[(i - off) * 2 + 1] = planes[stride + i];
-    };
-    if (off % 2 != 0)
-      copy_item(off);
-    if (end % 2 != 0)  // item end - 1 is even; off == end - 1 is even too, so not copied above
-      copy_item(end - 1);
-  }
-}
-
-template <size_t kTs>
-void UnshuffleRowsPow2(const std::byte* planes, size_t nitems, size_t first, size_t count,
-                       size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step) {
-  for (size_t r = 0; r < rows; ++r, first += src_row_step, dst += dst_row_step) {
-    if (count < kBatch) {
-      const size_t start = std::min(first, nitems - kBatch);
-      UnshufflePartialBatch<kTs>(planes + start, nitems, first - start, count, dst);
-      continue;
-    }
-    const size_t done = UnshufflePow2Strided<kTs, false>(planes + first, nitems, dst, count);
-    if (done < count) {
-      const size_t last = count - kBatch;
-      UnshufflePow2Strided<kTs, false>(planes + first + last, nitems, dst + last * kTs, kBatch);
-    }
-  }
-}
-
-}  // namespace
-
-bool UnshuffleRowsAvx2(size_t typesize, const std::byte* planes, size_t nitems, size_t first,
-                       size_t count, size_t rows, size_t src_row_step, std::byte* dst,
-                       size_t dst_row_step) {
-  if (nitems < kBatch || count == 0)
-    return false;
-  switch (typesize) {
-    case 2:
-      UnshuffleRowsPow2<2>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
-      return true;
-    case 4:
-      UnshuffleRowsPow2<4>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
-      return true;
-    case 8:
-      UnshuffleRowsPow2<8>(planes, nitems, first, count, rows, src_row_step, dst, dst_row_step);
-      return true;
-    default:
-      return false;
-  }
 }
 
 size_t UnshuffleAvx2(size_t typesize, const std::byte* src, std::byte* dst, size_t num_elements) {
