@@ -2,51 +2,36 @@
 #include "codec/blosc/internal/zstd_frame_check.h"
 
 #include <array>
-#include <bit>
-#include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <span>
 #include <string>
 
 #include <zstd.h>
 
+#include "codec/blosc/internal/zstd_entropy.h"
 #include "common/byte_order.h"
-#include "common/check.h"
 #include "common/str_cat.h"
 
 namespace patchfeed::internal_codec {
 namespace {
 
-// An array indexed by the signed arithmetic RFC 8878 writes its tables in (states, symbols,
-// weights): any integer index, checked against the bounds in debug builds. The parser bounds
-// every index it derives from the frame before it uses it.
-template <typename T, size_t N>
-struct Table : std::array<T, N> {
-  template <std::integral I>
-  constexpr T& operator[](I i) {
-    PATCHFEED_DCHECK(i >= 0 && static_cast<size_t>(i) < N);
-    return std::array<T, N>::operator[](static_cast<size_t>(i));
-  }
-  template <std::integral I>
-  constexpr const T& operator[](I i) const {
-    PATCHFEED_DCHECK(i >= 0 && static_cast<size_t>(i) < N);
-    return std::array<T, N>::operator[](static_cast<size_t>(i));
-  }
-};
-
-// Format limits (RFC 8878 and libzstd's own, which are the ones that decide what decodes).
-constexpr int kMaxLiteralsLengthCode = 35;
-constexpr int kMaxMatchLengthCode = 52;
-constexpr int kMaxOffsetCode = 31;
-constexpr int kMaxLiteralsLengthLog = 9;
-constexpr int kMaxMatchLengthLog = 9;
-constexpr int kMaxOffsetLog = 8;
-constexpr int kMaxHuffmanWeightLog = 6;
-constexpr int kMaxHuffmanBits = 12;
-constexpr int kMaxHuffmanWeights = 255;
-constexpr int kMaxFseSymbol = 255;
+using zstd::BackwardBits;
+using zstd::BuildFseTable;
+using zstd::BuildRleTable;
+using zstd::FseState;
+using zstd::FseTable;
+using zstd::HighBit;
+using zstd::HuffmanTable;
+using zstd::kMaxLiteralsLengthCode;
+using zstd::kMaxLiteralsLengthLog;
+using zstd::kMaxMatchLengthCode;
+using zstd::kMaxMatchLengthLog;
+using zstd::kMaxOffsetCode;
+using zstd::kMaxOffsetLog;
+using zstd::ReadFseTable;
+using zstd::ReadHuffmanTable;
+using zstd::Table;
 
 constexpr Table<uint8_t, kMaxLiteralsLengthCode + 1> kLiteralsLengthExtraBits = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,  0,  0,  0,  0,  1,  1,
@@ -64,294 +49,6 @@ constexpr Table<int16_t, 53> kDefaultMatchLength = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1};
 constexpr Table<int16_t, 29> kDefaultOffset = {1, 1, 1, 1, 1, 1, 2, 2, 2, 1,  1,  1,  1,  1, 1,
                                                1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1};
-
-int HighBit(uint32_t v) { return 31 - std::countl_zero(v); }
-
-// Reads a bitstream forward, least significant bit first; past the end it reads zeros (the
-// caller compares bits_read() with the size afterwards).
-class ForwardBits {
- public:
-  ForwardBits(const uint8_t* data, size_t size) : data_(data), size_(size) {}
-
-  uint32_t Read(int n) {
-    uint32_t v = 0;
-    for (int i = 0; i < n; ++i, ++pos_) {
-      const size_t byte = pos_ >> 3;
-      if (byte < size_)
-        v |= static_cast<uint32_t>((data_[byte] >> (pos_ & 7)) & 1u) << i;
-    }
-    return v;
-  }
-  size_t bytes_read() const { return (pos_ + 7) >> 3; }
-
- private:
-  const uint8_t* data_;
-  size_t size_;
-  size_t pos_ = 0;
-};
-
-// Reads an entropy-coded stream backward from its end mark (the highest set bit of the last
-// byte). Reading past the start yields zero bits and makes left() negative: the overflow that
-// libzstd before 1.5.6 lets through.
-class BackwardBits {
- public:
-  /// False when the stream is empty or its last byte holds no end mark.
-  bool Init(const uint8_t* data, size_t size) {
-    data_ = data;
-    size_ = size;
-    if (size == 0 || data[size - 1] == 0)
-      return false;
-    left_ = static_cast<int64_t>(size - 1) * 8 + HighBit(data[size - 1]);
-    return true;
-  }
-
-  uint32_t Peek(int n) const {
-    if (n == 0 || left_ <= 0)
-      return 0;
-    const int64_t lo = left_ - n;
-    if (lo < 0)
-      return Bits(0, static_cast<int>(left_)) << static_cast<int>(-lo);
-    return Bits(lo, n);
-  }
-  void Skip(int n) { left_ -= n; }
-  uint32_t Read(int n) {
-    const uint32_t v = Peek(n);
-    Skip(n);
-    return v;
-  }
-  /// Read() for a caller that knows at least 64 bits are left: the 8 bytes ending at the byte
-  /// that holds the next unread bit, shifted so that bit is the top one, hold n <= 32 bits.
-  uint32_t ReadFast(int n) {
-    const int64_t first = ((left_ - 1) >> 3) - 7;
-    const uint64_t window = LoadLE<uint64_t>(data_ + first) << (8 * first + 64 - left_);
-    left_ -= n;
-    return static_cast<uint32_t>((window >> 1) >> (63 - n));  // n = 0 reads 0
-  }
-  /// Bits not read yet; negative after an overflow.
-  int64_t left() const { return left_; }
-
- private:
-  // Bits [lo, lo + n) of the stream, n <= 32.
-  uint32_t Bits(int64_t lo, int n) const {
-    const size_t byte = static_cast<size_t>(lo >> 3);
-    uint64_t v = 0;
-    if (byte + 8 <= size_) {
-      v = LoadLE<uint64_t>(data_ + byte);
-    } else {
-      for (size_t i = byte; i < size_; ++i)
-        v |= static_cast<uint64_t>(data_[i]) << (8 * (i - byte));
-    }
-    return static_cast<uint32_t>((v >> (lo & 7)) & ((uint64_t{1} << n) - 1));
-  }
-
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-  int64_t left_ = 0;
-};
-
-struct FseState {
-  uint8_t symbol;
-  uint8_t bits;
-  uint16_t baseline;
-};
-
-struct FseTable {
-  bool present = false;
-  int log = 0;
-  Table<FseState, 1 << kMaxLiteralsLengthLog> states;
-};
-
-// Builds the decoding table of a normalized distribution (RFC 8878 section 4.1.1). False when
-// the counts do not fill the table exactly.
-bool BuildFseTable(const int16_t* counts, int num_symbols, int log, FseTable* table) {
-  const int size = 1 << log;
-  int high = size - 1;
-  Table<uint16_t, kMaxFseSymbol + 1> next{};
-  for (int s = 0; s < num_symbols; ++s) {
-    if (counts[s] == -1) {
-      if (high < 0)
-        return false;
-      table->states[high--].symbol = static_cast<uint8_t>(s);
-      next[s] = 1;
-    } else {
-      next[s] = static_cast<uint16_t>(counts[s]);
-    }
-  }
-  const int step = (size >> 1) + (size >> 3) + 3;
-  int pos = 0;
-  for (int s = 0; s < num_symbols; ++s) {
-    for (int i = 0; i < counts[s]; ++i) {
-      table->states[pos].symbol = static_cast<uint8_t>(s);
-      do {
-        pos = (pos + step) & (size - 1);
-      } while (pos > high);
-    }
-  }
-  if (pos != 0)
-    return false;
-  for (int u = 0; u < size; ++u) {
-    FseState& st = table->states[u];
-    const uint32_t n = next[st.symbol]++;
-    if (n == 0)
-      return false;
-    st.bits = static_cast<uint8_t>(log - HighBit(n));
-    st.baseline = static_cast<uint16_t>((n << st.bits) - static_cast<uint32_t>(size));
-  }
-  table->log = log;
-  table->present = true;
-  return true;
-}
-
-// A one-symbol table: every state decodes `symbol` and reads no bits.
-void BuildRleTable(int symbol, FseTable* table) {
-  table->states[0] = {static_cast<uint8_t>(symbol), 0, 0};
-  table->log = 0;
-  table->present = true;
-}
-
-// Reads an FSE table description (RFC 8878 section 4.1.1) from the start of `src` and builds
-// its table. Returns the bytes it occupies, or 0 when it is invalid.
-size_t ReadFseTable(const uint8_t* src, size_t size, int max_symbol, int max_log, FseTable* table) {
-  ForwardBits in(src, size);
-  const int log = static_cast<int>(in.Read(4)) + 5;
-  if (log > max_log)
-    return 0;
-  Table<int16_t, kMaxFseSymbol + 1> counts{};
-  int remaining = (1 << log) + 1;
-  int threshold = 1 << log;
-  int bits = log + 1;
-  int symbol = 0;
-  bool previous_zero = false;
-  while (remaining > 1 && symbol <= max_symbol) {
-    if (previous_zero) {
-      uint32_t repeat;
-      do {
-        repeat = in.Read(2);
-        symbol += static_cast<int>(repeat);
-      } while (repeat == 3 && symbol <= max_symbol);
-      if (symbol > max_symbol)
-        return 0;
-    }
-    const int max = 2 * threshold - 1 - remaining;
-    int count = static_cast<int>(in.Read(bits - 1));
-    if (count >= max) {
-      count |= static_cast<int>(in.Read(1)) << (bits - 1);
-      if (count >= threshold)
-        count -= max;
-    }
-    --count;  // the stored value is the probability plus one (0 stands for -1)
-    remaining -= count < 0 ? -count : count;
-    counts[symbol++] = static_cast<int16_t>(count);
-    previous_zero = count == 0;
-    while (remaining < threshold && threshold > 1) {
-      --bits;
-      threshold >>= 1;
-    }
-  }
-  if (remaining != 1 || in.bytes_read() > size)
-    return 0;
-  if (!BuildFseTable(counts.data(), symbol, log, table))
-    return 0;
-  return in.bytes_read();
-}
-
-// A Huffman decoding table reduced to what the walk needs: the code length at each index of
-// `log` peeked bits.
-struct HuffmanTable {
-  bool present = false;
-  int log = 0;
-  Table<uint8_t, 1 << kMaxHuffmanBits> bits;
-};
-
-// Reads a Huffman tree description (RFC 8878 section 4.2.1). Returns the bytes it occupies, or
-// 0 when it is invalid.
-size_t ReadHuffmanTable(const uint8_t* src, size_t size, HuffmanTable* table) {
-  if (size == 0)
-    return 0;
-  Table<uint8_t, kMaxHuffmanWeights + 1> weights{};
-  int num_weights = 0;
-  size_t used;
-  const int header = src[0];
-  if (header >= 128) {
-    num_weights = header - 127;
-    used = 1 + static_cast<size_t>(num_weights + 1) / 2;
-    if (used > size)
-      return 0;
-    for (int i = 0; i < num_weights; ++i) {
-      const uint8_t b = src[1 + i / 2];
-      weights[i] = i % 2 == 0 ? b >> 4 : b & 15;
-    }
-  } else {
-    used = 1 + static_cast<size_t>(header);
-    if (used > size)
-      return 0;
-    FseTable fse;
-    const auto header_bytes = static_cast<size_t>(header);
-    const size_t desc =
-        ReadFseTable(src + 1, header_bytes, kMaxFseSymbol, kMaxHuffmanWeightLog, &fse);
-    if (desc == 0)
-      return 0;
-    BackwardBits in;
-    if (!in.Init(src + 1 + desc, header_bytes - desc))
-      return 0;
-    // Two states take turns; the first read past the start ends the series after one more
-    // symbol from the other state.
-    int s1 = static_cast<int>(in.Read(fse.log));
-    int s2 = static_cast<int>(in.Read(fse.log));
-    while (true) {
-      if (num_weights > kMaxHuffmanWeights - 2)
-        return 0;
-      weights[num_weights++] = fse.states[s1].symbol;
-      s1 = fse.states[s1].baseline + static_cast<int>(in.Read(fse.states[s1].bits));
-      if (in.left() < 0) {
-        weights[num_weights++] = fse.states[s2].symbol;
-        break;
-      }
-      weights[num_weights++] = fse.states[s2].symbol;
-      s2 = fse.states[s2].baseline + static_cast<int>(in.Read(fse.states[s2].bits));
-      if (in.left() < 0) {
-        weights[num_weights++] = fse.states[s1].symbol;
-        break;
-      }
-    }
-  }
-  // The last symbol's weight is implied: it completes the total to a power of two.
-  Table<int, kMaxHuffmanBits + 1> per_weight{};
-  uint32_t total = 0;
-  for (int i = 0; i < num_weights; ++i) {
-    if (weights[i] > kMaxHuffmanBits)
-      return 0;
-    ++per_weight[weights[i]];
-    total += weights[i] == 0 ? 0 : uint32_t{1} << (weights[i] - 1);
-  }
-  if (total == 0)
-    return 0;
-  const int log = HighBit(total) + 1;
-  if (log > kMaxHuffmanBits)
-    return 0;
-  const uint32_t rest = (uint32_t{1} << log) - total;
-  if (!std::has_single_bit(rest))
-    return 0;
-  weights[num_weights] = static_cast<uint8_t>(HighBit(rest) + 1);
-  ++per_weight[weights[num_weights]];
-  if (per_weight[1] < 2 || per_weight[1] % 2 != 0)
-    return 0;
-  // Canonical codes: lower weights (longer codes) first, symbols in order within a weight.
-  Table<uint32_t, kMaxHuffmanBits + 2> start{};
-  for (int w = 1; w <= kMaxHuffmanBits; ++w)
-    start[w + 1] = start[w] + (static_cast<uint32_t>(per_weight[w]) << (w - 1));
-  for (int i = 0; i <= num_weights; ++i) {
-    const int w = weights[i];
-    if (w == 0)
-      continue;
-    const uint32_t len = uint32_t{1} << (w - 1);
-    std::memset(table->bits.data() + start[w], log + 1 - w, len);
-    start[w] += len;
-  }
-  table->log = log;
-  table->present = true;
-  return used;
-}
 
 // One Huffman literal stream being walked: `count` literals still to decode from the `left`
 // bits before the current position.
