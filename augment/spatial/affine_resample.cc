@@ -20,6 +20,48 @@ namespace {
 
 using augment::SampleView;
 
+// A segment's Row (ComputeRow) and the image's neighbour offsets: per output voxel a few dozen
+// elementwise float, double and int operations, which GCC vectorises 4 lanes wide for the
+// baseline and 8 wide for AVX2. Without FMA in the target nothing is contracted, so both
+// round every value alike (an FMA target would fuse the double start position's multiply-add).
+template <int D>
+[[gnu::always_inline]] inline void SetUpRowBody(const AffineSamplingMap& map, const Geometry& geo,
+                                                const std::array<int64_t, 3>& first, int len,
+                                                const float* displacement,
+                                                int64_t displacement_stride,
+                                                const std::array<int64_t, 3>* image_strides,
+                                                bool image_fits_int32, Row& row) {
+  ComputeRow<D>(map, geo, first, len, displacement, displacement_stride, row);
+  if (image_strides != nullptr) {
+    ComputeOffsets<D>(row, *image_strides, image_fits_int32);
+  }
+}
+
+template <int D>
+void SetUpRowBase(const AffineSamplingMap& map, const Geometry& geo,
+                  const std::array<int64_t, 3>& first, int len, const float* displacement,
+                  int64_t displacement_stride, const std::array<int64_t, 3>* image_strides,
+                  bool image_fits_int32, Row& row) {
+  SetUpRowBody<D>(map, geo, first, len, displacement, displacement_stride, image_strides,
+                  image_fits_int32, row);
+}
+
+template <int D>
+[[gnu::target("avx2")]] void SetUpRowAvx2(const AffineSamplingMap& map, const Geometry& geo,
+                                          const std::array<int64_t, 3>& first, int len,
+                                          const float* displacement, int64_t displacement_stride,
+                                          const std::array<int64_t, 3>* image_strides,
+                                          bool image_fits_int32, Row& row) {
+  SetUpRowBody<D>(map, geo, first, len, displacement, displacement_stride, image_strides,
+                  image_fits_int32, row);
+}
+
+template <int D>
+auto SelectSetUpRow() {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? &SetUpRowAvx2<D> : &SetUpRowBase<D>;
+}
+
 template <int D>
 void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
                  SampleView<float> image_out, SampleView<const int16_t> seg_in,
@@ -59,6 +101,7 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
   const auto seg_channels = static_cast<size_t>(seg_out.channels);
   scratch.lowest_label.assign(static_cast<size_t>(tiles_a * tiles_b) * seg_channels, kUnknownLabel);
   int32_t* const lowest_cache = scratch.lowest_label.data();
+  const auto set_up_row = SelectSetUpRow<D>();
 
   pieces.ForEach(tiles_a * tiles_b, [&](int64_t piece) {
     Row row;
@@ -76,10 +119,8 @@ void ResampleAll(const AffineSamplingMap& map, SampleView<const float> image_in,
         const int64_t voxel = D == 3 ? (a * out_shape[1] + b) * out_shape[2] + j0 : a * n + j0;
         disp = displacement + voxel;
       }
-      ComputeRow<D>(map, geo, first, len, disp, out_voxels, row);
-      if (image_out.channels > 0) {
-        ComputeOffsets<D>(row, image_in.strides, image_fits_int32);
-      }
+      set_up_row(map, geo, first, len, disp, out_voxels,
+                 image_out.channels > 0 ? &image_in.strides : nullptr, image_fits_int32, row);
       if (image_out.channels > 0) {
         float* out = D == 3 ? &image_out.at(0, a, b, j0) : &image_out.at(0, a, j0);
         ResampleImageChannels<D>(row, geo, image_in.data, image_in.channel_stride, image_in.strides,

@@ -33,46 +33,4 @@ Geometry MakeGeometry(int dims, const std::array<int64_t, 3>& shape,
   return g;
 }
 
-// Positions this far out are outside any input we accept (sizes <= kMaxInputExtent = 2^22);
-// clamping them keeps the int32 conversions below defined.
-constexpr float kFarAway = 0x1.0p24f;
-
-// x[j] = start + j * step (`steps[j]` = j * step, tabulated once per call) in double,
-// rounded once to float (no drift along the row), and its floor. The loops always run over
-// kSegment voxels (a tail segment computes a few unused ones): a constant trip count lets
-// GCC vectorise them without prologue or epilogue.
-void ComputeAxisPositions(double start, const double* __restrict steps,
-                          const float* __restrict displacement, int n, float* __restrict x,
-                          int32_t* __restrict fl) {
-  bool clamp;
-  if (displacement == nullptr) {
-    for (int j = 0; j < kSegment; ++j) {
-      x[j] = static_cast<float>(start + steps[j]);
-    }
-    // x is linear in j, so the ends bound it; clamping is needed only for absurd maps.
-    const double last = start + steps[kSegment - 1];
-    clamp = !(std::fabs(start) < kFarAway && std::fabs(last) < kFarAway);
-  } else {
-    // Elastic offsets: only the segment's n voxels have one; the rest are never read.
-    for (int j = 0; j < n; ++j) {
-      x[j] = static_cast<float>(start + steps[j] + static_cast<double>(displacement[j]));
-    }
-    for (int j = n; j < kSegment; ++j) {
-      x[j] = 0.0f;
-    }
-    clamp = true;
-  }
-  if (clamp) {
-    for (int j = 0; j < kSegment; ++j) {
-      const float v = x[j];
-      x[j] = v > -kFarAway ? (v < kFarAway ? v : kFarAway) : -kFarAway;  // NaN -> -kFarAway
-    }
-  }
-  for (int j = 0; j < kSegment; ++j) {
-    const float v = x[j];
-    const int32_t t = static_cast<int32_t>(v);  // truncates toward zero
-    fl[j] = t - static_cast<int32_t>(static_cast<float>(t) > v);
-  }
-}
-
 }  // namespace patchfeed::internal_augment

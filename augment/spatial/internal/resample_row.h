@@ -88,19 +88,56 @@ inline int64_t NeighbourOffset(int k, const int32_t (&idx)[3], const std::array<
   return off;
 }
 
-/// x[j] = start + j * step (`steps[j]` = j * step) for the kSegment voxels of a segment (plus
-/// `displacement[j]` for its first n, when not null), and floor(x) in `fl`; see the .cc.
-void ComputeAxisPositions(double start, const double* __restrict steps,
-                          const float* __restrict displacement, int n, float* __restrict x,
-                          int32_t* __restrict fl);
+// Positions this far out are outside any input we accept (sizes <= kMaxInputExtent = 2^22);
+// clamping them keeps the int32 conversions below defined.
+inline constexpr float kFarAway = 0x1.0p24f;
+
+// x[j] = start + j * step (`steps[j]` = j * step, tabulated once per call) in double,
+// rounded once to float (no drift along the row), and its floor. The loops always run over
+// kSegment voxels (a tail segment computes a few unused ones): a constant trip count lets
+// GCC vectorise them without prologue or epilogue.
+[[gnu::always_inline]] inline void ComputeAxisPositions(double start,
+                                                        const double* __restrict steps,
+                                                        const float* __restrict displacement, int n,
+                                                        float* __restrict x,
+                                                        int32_t* __restrict fl) {
+  bool clamp;
+  if (displacement == nullptr) {
+    for (int j = 0; j < kSegment; ++j) {
+      x[j] = static_cast<float>(start + steps[j]);
+    }
+    // x is linear in j, so the ends bound it; clamping is needed only for absurd maps.
+    const double last = start + steps[kSegment - 1];
+    clamp = !(std::fabs(start) < kFarAway && std::fabs(last) < kFarAway);
+  } else {
+    // Elastic offsets: only the segment's n voxels have one; the rest are never read.
+    for (int j = 0; j < n; ++j) {
+      x[j] = static_cast<float>(start + steps[j] + static_cast<double>(displacement[j]));
+    }
+    for (int j = n; j < kSegment; ++j) {
+      x[j] = 0.0f;
+    }
+    clamp = true;
+  }
+  if (clamp) {
+    for (int j = 0; j < kSegment; ++j) {
+      const float v = x[j];
+      x[j] = v > -kFarAway ? (v < kFarAway ? v : kFarAway) : -kFarAway;  // NaN -> -kFarAway
+    }
+  }
+  for (int j = 0; j < kSegment; ++j) {
+    const float v = x[j];
+    const int32_t t = static_cast<int32_t>(v);  // truncates toward zero
+    fl[j] = t - static_cast<int32_t>(static_cast<float>(t) > v);
+  }
+}
 
 // The 3D weights (see ComputeRow) of n voxels.
-inline void ComputeWeights3(int n, const float* __restrict x0, const float* __restrict x1,
-                            const float* __restrict x2, const int32_t* __restrict i0,
-                            const int32_t* __restrict i1, const int32_t* __restrict i2,
-                            float* __restrict w0, float* __restrict w1, float* __restrict w2,
-                            float* __restrict w3, float* __restrict w4, float* __restrict w5,
-                            float* __restrict w6, float* __restrict w7) {
+[[gnu::always_inline]] inline void ComputeWeights3(
+    int n, const float* __restrict x0, const float* __restrict x1, const float* __restrict x2,
+    const int32_t* __restrict i0, const int32_t* __restrict i1, const int32_t* __restrict i2,
+    float* __restrict w0, float* __restrict w1, float* __restrict w2, float* __restrict w3,
+    float* __restrict w4, float* __restrict w5, float* __restrict w6, float* __restrict w7) {
   for (int j = 0; j < n; ++j) {
     const float fz = static_cast<float>(i0[j]);
     const float fy = static_cast<float>(i1[j]);
@@ -121,10 +158,12 @@ inline void ComputeWeights3(int n, const float* __restrict x0, const float* __re
 }
 
 // The 2D weights (see ComputeRow) of n voxels.
-inline void ComputeWeights2(int n, const float* __restrict x0, const float* __restrict x1,
-                            const int32_t* __restrict i0, const int32_t* __restrict i1,
-                            float* __restrict w0, float* __restrict w1, float* __restrict w2,
-                            float* __restrict w3) {
+[[gnu::always_inline]] inline void ComputeWeights2(int n, const float* __restrict x0,
+                                                   const float* __restrict x1,
+                                                   const int32_t* __restrict i0,
+                                                   const int32_t* __restrict i1,
+                                                   float* __restrict w0, float* __restrict w1,
+                                                   float* __restrict w2, float* __restrict w3) {
   for (int j = 0; j < n; ++j) {
     const float y1 = x0[j] - static_cast<float>(i0[j]), y0 = 1.0f - y1;
     const float xw1 = x1[j] - static_cast<float>(i1[j]), xw0 = 1.0f - xw1;
@@ -138,7 +177,7 @@ inline void ComputeWeights2(int n, const float* __restrict x0, const float* __re
 // The flags of voxel j of `row`. Non-short-circuit on purpose: branch-free, so the loop over
 // a segment vectorises.
 template <int D>
-inline uint8_t FlagsAt(const Row& row, const Geometry& geo, int j) {
+[[gnu::always_inline]] inline uint8_t FlagsAt(const Row& row, const Geometry& geo, int j) {
   bool interior = true;
   bool outside = false;
   for (int d = 0; d < D; ++d) {
@@ -159,9 +198,10 @@ inline uint8_t FlagsAt(const Row& row, const Geometry& geo, int j) {
 // torch forms them so sums round alike: its 3D CPU kernel uses (floor + 1) - x and x - floor
 // per axis and the product (x * y) * z; its 2D (vectorised) kernel 1 - f and f, y * x.
 template <int D>
-inline void ComputeRow(const AffineSamplingMap& map, const Geometry& geo,
-                       const std::array<int64_t, 3>& first, int n, const float* displacement,
-                       int64_t displacement_stride, Row& row) {
+[[gnu::always_inline]] inline void ComputeRow(const AffineSamplingMap& map, const Geometry& geo,
+                                              const std::array<int64_t, 3>& first, int n,
+                                              const float* displacement,
+                                              int64_t displacement_stride, Row& row) {
   row.size = n;
   for (int d = 0; d < D; ++d) {
     double start = map.origin[d];
@@ -220,7 +260,8 @@ inline bool OffsetsFitInt32(const Geometry& geo, const std::array<int64_t, 3>& s
 // over all kSegment voxels, which GCC vectorises (the int64 products it does one by one, ~14
 // instructions per voxel); the other voxels' values are then meaningless but never used.
 template <int D>
-inline void ComputeOffsets(Row& row, const std::array<int64_t, 3>& st, bool fits_int32) {
+[[gnu::always_inline]] inline void ComputeOffsets(Row& row, const std::array<int64_t, 3>& st,
+                                                  bool fits_int32) {
   if (fits_int32) {
     const auto s0 = static_cast<uint32_t>(st[0]);
     const auto s1 = static_cast<uint32_t>(st[1]);
