@@ -88,6 +88,13 @@ PATCHFEED_AVX2_INLINE void UnshufflePartialBatch(const std::byte* planes, size_t
   }
 }
 
+// Rows ahead of the one being written whose destination lines are prefetched. The rows of a
+// patch land in memory that is seldom cached (a ring slot or a window's staging, tens of MB,
+// written once per batch), each row a few lines a patch row apart (512 bytes for 128 floats),
+// which the hardware prefetchers do not follow. Asking for them four rows ahead overlaps their
+// misses with the unshuffle: plain reads of 128^3 float patches 10-17 % faster on one thread.
+constexpr size_t kAhead = 4;
+
 // Rows of `count` items: whole vectors, then one more vector ending at the row's last item
 // (overlapping the previous one: the same bytes again). A row shorter than a vector is
 // unshuffled as a whole vector from a start that stays inside the block's planes, and its
@@ -95,7 +102,16 @@ PATCHFEED_AVX2_INLINE void UnshufflePartialBatch(const std::byte* planes, size_t
 template <size_t kTs>
 void UnshuffleRowsPow2(const std::byte* planes, size_t nitems, size_t first, size_t count,
                        size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step) {
+  const size_t row_bytes = count * kTs;
+  const auto prefetch_row = [row_bytes](const std::byte* row) {
+    for (size_t b = 0; b < row_bytes + 63; b += 64)
+      __builtin_prefetch(row + b, 1, 3);
+  };
+  for (size_t r = 0; r < std::min<size_t>(rows, kAhead); ++r)
+    prefetch_row(dst + r * dst_row_step);
   for (size_t r = 0; r < rows; ++r, first += src_row_step, dst += dst_row_step) {
+    if (r + kAhead < rows)
+      prefetch_row(dst + kAhead * dst_row_step);
     if (count < kBatch) {
       const size_t start = std::min(first, nitems - kBatch);
       UnshufflePartialBatch<kTs>(planes + start, nitems, first - start, count, dst);
