@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codec/box_plan.h"
+#include "codec/internal/prefetch.h"
 #include "common/status.h"
 #include "common/strided_view.h"
 
@@ -250,20 +251,17 @@ inline void FillView(int n, const NdView& dst, std::span<const std::byte> item) 
       std::memcpy(pattern.data() + k * itemsize, item.data(), item.size());
     }
   }
-  // The row four strides ahead is prefetched: fills land in batch slots and staging that are
-  // seldom cached, short rows far apart, which the hardware prefetchers do not follow (rows
-  // over 4 KiB are streams they do). 4 channels of nnU-Net's files, 7 alternating rounds of
-  // the augmented loader: 3-5 % less CPU per sample.
+  // The row four strides ahead is prefetched (prefetch.h): pad and zero-chunk fills are short
+  // rows far apart in memory that is seldom cached. Rows up to 4 KiB, the fills measured: 4
+  // channels of nnU-Net's files, 7 alternating rounds of the augmented loader, 3-6 % less CPU
+  // per sample (median 4 %).
   const int64_t ahead = w.outer > 0 ? 4 * w.dst_stride[static_cast<size_t>(w.outer - 1)] : 0;
   ForEachRow(w, [&](int64_t, int64_t dst_off) {
     std::byte* row = dst.data + dst_off;
     if (w.dst_row_contiguous && uniform) {
       if (ahead != 0 && w.row_bytes <= 4096) {
-        // Past the last rows this is outside the view: an address, never dereferenced (a
-        // prefetch does not fault), so it is formed as an integer.
-        const uintptr_t next = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(ahead);
-        for (int64_t k = 0; k < w.row_bytes + 63; k += 64)
-          __builtin_prefetch(reinterpret_cast<const void*>(next + static_cast<uintptr_t>(k)), 1, 3);
+        PrefetchForWrite(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(ahead),
+                         w.row_bytes);
       }
       std::memset(row, static_cast<int>(item[0]), static_cast<size_t>(w.row_bytes));
     } else if (w.dst_row_contiguous) {

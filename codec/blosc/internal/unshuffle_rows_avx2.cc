@@ -11,6 +11,7 @@
 
 #include "codec/blosc/internal/shuffle_avx2_vectors.h"
 #include "codec/blosc/internal/shuffle_kernels.h"
+#include "codec/internal/prefetch.h"
 
 namespace patchfeed::internal_codec {
 namespace {
@@ -88,10 +89,10 @@ PATCHFEED_AVX2_INLINE void UnshufflePartialBatch(const std::byte* planes, size_t
   }
 }
 
-// Rows ahead of the one being written whose destination lines are prefetched. The rows of a
-// patch land in memory that is seldom cached (a ring slot or a window's staging, tens of MB,
-// written once per batch), each row a few lines a patch row apart (512 bytes for 128 floats),
-// which the hardware prefetchers do not follow. Asking for them four rows ahead overlaps their
+// Rows ahead of the one being written whose destination lines are prefetched (prefetch.h). The
+// rows of a patch land in memory that is seldom cached (a ring slot or a window's staging, tens
+// of MB, written once per batch), each a few lines a patch row apart (512 bytes for 128
+// floats). Asking for them four rows ahead overlaps their
 // misses with the unshuffle: plain reads of 128^3 float patches 10-17 % faster on one thread.
 constexpr size_t kAhead = 4;
 
@@ -102,10 +103,9 @@ constexpr size_t kAhead = 4;
 template <size_t kTs>
 void UnshuffleRowsPow2(const std::byte* planes, size_t nitems, size_t first, size_t count,
                        size_t rows, size_t src_row_step, std::byte* dst, size_t dst_row_step) {
-  const size_t row_bytes = count * kTs;
+  const auto row_bytes = static_cast<int64_t>(count * kTs);
   const auto prefetch_row = [row_bytes](const std::byte* row) {
-    for (size_t b = 0; b < row_bytes + 63; b += 64)
-      __builtin_prefetch(row + b, 1, 3);
+    PrefetchForWrite(reinterpret_cast<uintptr_t>(row), row_bytes);
   };
   for (size_t r = 0; r < std::min<size_t>(rows, kAhead); ++r)
     prefetch_row(dst + r * dst_row_step);
