@@ -126,7 +126,7 @@ def timed_faults(step, steps, warmup, decoded=None):
         count[0] += 1
         step()
 
-    result = timed(counted, steps, warmup)
+    result = timed(counted, steps, warmup, pss=False)  # the tables report RSS only
     result["minor_faults_per_sample"] = (_minor_faults(_tree(os.getpid())) - count[1]) / (
         steps * BATCH)
     if decoded:  # the ring runs a few batches ahead at both ends alike
