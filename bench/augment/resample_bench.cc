@@ -5,8 +5,12 @@
 // hash of every output of a set of fixed cases (3D and 2D, with and without labels, elastic
 // displacements, a window of a crop, strided views) so two builds can be compared bit for bit.
 // A plain main() (not Google Benchmark): bench/README.md section 7 alternates two builds of it.
+// With --one-plane every image channel reads channel 0's plane (channel stride 0): the same
+// instructions over one channel's input bytes, to tell the gathers' arithmetic from their
+// memory traffic.
 //
-//   patchfeed_resample_bench [--channels 1,2,4,9] [--reps 5] [--labels 0|1] [--hash]
+//   patchfeed_resample_bench [--channels 1,2,4,9] [--reps 5] [--labels 0|1] [--one-plane]
+//                            [--hash]
 
 #include <time.h>
 
@@ -378,6 +382,7 @@ int main(int argc, char** argv) {
   std::vector<int64_t> channel_list = {1, 2, 4, 9};
   int reps = 5;
   bool labels = false;
+  bool one_plane = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg == "--hash") {
@@ -390,8 +395,12 @@ int main(int argc, char** argv) {
       reps = std::atoi(argv[++a]);
     } else if (arg == "--labels" && a + 1 < argc) {
       labels = std::atoi(argv[++a]) != 0;
+    } else if (arg == "--one-plane") {
+      one_plane = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--channels 1,2,4,9] [--reps 5] [--labels 0|1] [--hash]\n",
+      std::fprintf(stderr,
+                   "usage: %s [--channels 1,2,4,9] [--reps 5] [--labels 0|1] [--one-plane] "
+                   "[--hash]\n",
                    argv[0]);
       return 2;
     }
@@ -409,7 +418,10 @@ int main(int argc, char** argv) {
   ia::ResampleScratch scratch;
   std::printf("channels labels median_cpu_ms min_cpu_ms ms_per_channel\n");
   for (const int64_t c : channel_list) {
-    const auto image_in = SampleView<const float>::Contiguous(image.data(), c, in);
+    auto image_in = SampleView<const float>::Contiguous(image.data(), c, in);
+    if (one_plane) {
+      image_in.channel_stride = 0;
+    }
     const auto seg_in = SampleView<const int16_t>::Contiguous(seg.data(), labels ? 1 : 0, in);
     const auto iout = SampleView<float>::Contiguous(image_out.data(), c, out);
     const auto sout = SampleView<int16_t>::Contiguous(seg_out.data(), labels ? 1 : 0, out);
